@@ -1,0 +1,79 @@
+#if canImport(Darwin)
+  internal import Darwin
+#elseif canImport(Glibc)
+  internal import Glibc
+#elseif canImport(Musl)
+  internal import Musl
+#elseif canImport(Bionic)
+  internal import Bionic
+#else
+  #error("PropertyObservation needs os_unfair_lock or pthread_mutex_t on this platform.")
+#endif
+
+/// The one lock of the library: `os_unfair_lock` on Apple platforms, `pthread_mutex_t` elsewhere.
+///
+/// It is a plain pointer so that it can live inside the types that use it without another object;
+/// its owner calls ``deallocate()`` exactly once, from `deinit`. It is not recursive: code that
+/// holds it never calls user code, so nothing can re-enter it on the same thread.
+struct Lock: @unchecked Sendable {
+  #if canImport(Darwin)
+    private typealias Primitive = os_unfair_lock
+  #else
+    private typealias Primitive = pthread_mutex_t
+  #endif
+
+  private let primitive: UnsafeMutablePointer<Primitive>
+
+  init() {
+    primitive = .allocate(capacity: 1)
+    #if canImport(Darwin)
+      primitive.initialize(to: os_unfair_lock())
+    #else
+      primitive.initialize(to: pthread_mutex_t())
+      let status = pthread_mutex_init(primitive, nil)
+      precondition(status == 0, "pthread_mutex_init failed with \(status)")
+    #endif
+  }
+
+  func deallocate() {
+    #if !canImport(Darwin)
+      pthread_mutex_destroy(primitive)
+    #endif
+    primitive.deinitialize(count: 1)
+    primitive.deallocate()
+  }
+
+  func lock() {
+    #if canImport(Darwin)
+      os_unfair_lock_lock(primitive)
+    #else
+      pthread_mutex_lock(primitive)
+    #endif
+  }
+
+  func unlock() {
+    #if canImport(Darwin)
+      os_unfair_lock_unlock(primitive)
+    #else
+      pthread_mutex_unlock(primitive)
+    #endif
+  }
+
+  func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+    lock()
+    defer { unlock() }
+    return try body()
+  }
+}
+
+/// An opaque identity for the calling thread, used to tell a re-entrant call from the thread that
+/// is delivering a round apart from a call made concurrently by another thread.
+struct ThreadID: Equatable {
+  private let raw: pthread_t
+
+  static var current: ThreadID { ThreadID(raw: pthread_self()) }
+
+  static func == (lhs: ThreadID, rhs: ThreadID) -> Bool {
+    pthread_equal(lhs.raw, rhs.raw) != 0
+  }
+}

@@ -1,0 +1,73 @@
+/// One registration in an ``Observable``'s list.
+///
+/// The entry is as small as the plainest weak-owner design (a weak owner, an options word and a
+/// closure: 32 bytes on 64-bit platforms), because the list lives in every observable of an app.
+/// The options word also carries the owner's identity: object addresses are at least 8-byte
+/// aligned, so the low three bits are free for the `.old` and `.new` bits and the token flag.
+/// Comparing identities this way lets `removeObserver(_:)` and `removeIfExists` scan the list
+/// without a weak load per entry.
+struct ObserverEntry<Value> {
+  /// The owner, or `nil` for a token registration, whose token removes the entry in its deinit
+  /// and so needs no weak load per delivery.
+  weak var owner: AnyObject?
+  private var word: UInt
+  let callback: (Value, ObservableOptions) -> Void
+
+  static var oldBit: UInt { 1 }
+  static var newBit: UInt { 2 }
+  private static var tokenBit: UInt { 4 }
+  private static var flagMask: UInt { 7 }
+
+  /// An entry owned weakly by `owner`.
+  init(
+    owner: AnyObject,
+    options: ObservableOptions,
+    callback: @escaping (Value, ObservableOptions) -> Void
+  ) {
+    self.owner = owner
+    self.word = Self.identity(of: owner) | Self.bits(for: options)
+    self.callback = callback
+  }
+
+  /// An entry owned by `token`, which must remove it before it is deallocated.
+  init(
+    token: AnyObject,
+    options: ObservableOptions,
+    callback: @escaping (Value, ObservableOptions) -> Void
+  ) {
+    self.owner = nil
+    self.word = Self.identity(of: token) | Self.bits(for: options) | Self.tokenBit
+    self.callback = callback
+  }
+
+  static func identity(of object: AnyObject) -> UInt {
+    UInt(bitPattern: ObjectIdentifier(object)) & ~flagMask
+  }
+
+  /// Whether a registration with `options` is ever called after registration.
+  static func isKept(_ options: ObservableOptions) -> Bool {
+    bits(for: options) != 0
+  }
+
+  private static func bits(for options: ObservableOptions) -> UInt {
+    (options.contains(.old) ? oldBit : 0) | (options.contains(.new) ? newBit : 0)
+  }
+
+  var identity: UInt { word & ~Self.flagMask }
+  var isToken: Bool { word & Self.tokenBit != 0 }
+  var isRemoved: Bool { word & (Self.oldBit | Self.newBit) == 0 }
+  var wantsOld: Bool { word & Self.oldBit != 0 }
+
+  func wants(_ bit: UInt) -> Bool { word & bit != 0 }
+
+  /// Clears the delivery bits, so the entry is skipped for the rest of a round and pruned after.
+  mutating func markRemoved() {
+    word &= ~(Self.oldBit | Self.newBit)
+  }
+
+  /// Whether the entry can still be called: not removed, and a token entry or a living owner.
+  /// This costs a weak load for owner entries, so the delivery loop does not use it.
+  var isLive: Bool {
+    !isRemoved && (isToken || owner != nil)
+  }
+}

@@ -1,0 +1,97 @@
+/// The registrations of one ``Observable``, in registration order, in one contiguous buffer.
+///
+/// The buffer is managed by hand rather than through `Array` so that the delivering thread can
+/// walk it through a stable pointer while callbacks run: during a round nothing appends to it or
+/// moves it (registrations made during a round are queued), entries are only marked removed, and
+/// removed or dead entries are compacted in place once the round is over. Setting a value
+/// therefore never allocates or copies the list.
+///
+/// Not thread-safe: ``Observable`` guards it with its lock and its delivering-thread rule.
+struct ObserverList<Value> {
+  typealias Entry = ObserverEntry<Value>
+
+  private(set) var base: UnsafeMutablePointer<Entry>
+  private(set) var count = 0
+  private var capacity: Int
+  /// How many kept entries want `.old`, so a round with none skips that pass.
+  private(set) var oldCount = 0
+
+  init() {
+    capacity = 4
+    base = .allocate(capacity: capacity)
+  }
+
+  /// Deinitializes every entry and frees the buffer; the list must not be used afterwards.
+  mutating func deallocate() {
+    base.deinitialize(count: count)
+    base.deallocate()
+    count = 0
+  }
+
+  mutating func append(_ entry: Entry) {
+    if count == capacity {
+      // Owners may have died since the last set; reclaim their slots before growing, so a list
+      // that sees registrations but no sets stays bounded by its live observers.
+      compact()
+      if count * 4 >= capacity * 3 { grow() }
+    }
+    (base + count).initialize(to: entry)
+    count += 1
+    if entry.wantsOld { oldCount += 1 }
+  }
+
+  /// Marks every entry with `identity` removed; returns whether any was found.
+  @discardableResult
+  mutating func markRemoved(identity: UInt) -> Bool {
+    var found = false
+    for index in 0..<count where base[index].identity == identity && !base[index].isRemoved {
+      markRemoved(at: index)
+      found = true
+    }
+    return found
+  }
+
+  mutating func markRemoved(at index: Int) {
+    if base[index].wantsOld { oldCount -= 1 }
+    base[index].markRemoved()
+  }
+
+  /// Removes, in place and keeping order, every entry for which `shouldRemove` is true.
+  /// The predicate gets a pointer so that the check reads the entry in place instead of copying
+  /// it (a copy would retain the closure and copy the weak reference).
+  mutating func removeAll(where shouldRemove: (UnsafeMutablePointer<Entry>) -> Bool) {
+    var kept = 0
+    for index in 0..<count {
+      let entry = base + index
+      if shouldRemove(entry) {
+        if entry.pointee.wantsOld { oldCount -= 1 }
+        entry.deinitialize(count: 1)
+      } else {
+        if kept != index { (base + kept).moveInitialize(from: entry, count: 1) }
+        kept += 1
+      }
+    }
+    count = kept
+  }
+
+  /// Drops removed entries and entries whose owner is gone.
+  mutating func compact() {
+    removeAll { !$0.pointee.isLive }
+  }
+
+  /// The number of entries that can still be called. Costs a weak load per owner entry.
+  var liveCount: Int {
+    var live = 0
+    for index in 0..<count where base[index].isLive { live += 1 }
+    return live
+  }
+
+  private mutating func grow() {
+    let newCapacity = capacity * 2
+    let newBase = UnsafeMutablePointer<Entry>.allocate(capacity: newCapacity)
+    newBase.moveInitialize(from: base, count: count)
+    base.deallocate()
+    base = newBase
+    capacity = newCapacity
+  }
+}

@@ -1,0 +1,81 @@
+/// Owns a registration made with ``ReadOnlyObservable/observe(options:_:)``: the registration
+/// ends when the token is cancelled or released.
+///
+/// Keep the token as long as you want callbacks, typically in a property or an
+/// ``ObservationBag``:
+///
+/// ```swift
+/// final class ScoreLogger {
+///   private var token: ObservationToken?
+///
+///   init(score: Observable<Int>) {
+///     token = score.observe { score, _ in print("score: \(score)") }
+///   }
+/// }
+/// ```
+///
+/// A token keeps the observable it observes alive, so a chain built inline
+/// (`model.score.map { "\($0)" }.observe { ... }`) lives exactly as long as its token.
+///
+/// > Important: Cancelling from a callback stops the registration for the rest of the current
+/// > round; cancelling from another thread while a round is running stops it at the next round
+/// > boundary, so a callback of that round may still run.
+public final class ObservationToken {
+  private let source: any RegistrationRemoving
+
+  init(source: any RegistrationRemoving) {
+    self.source = source
+  }
+
+  deinit {
+    source.removeRegistration(ownedBy: self)
+  }
+
+  /// Ends the registration now. Calling it again, or after the observable is gone, does nothing.
+  public func cancel() {
+    source.removeRegistration(ownedBy: self)
+  }
+
+  /// Keeps the token in `bag`, which cancels it when the bag is emptied or released.
+  ///
+  /// - Parameter bag: The bag that takes ownership of the token.
+  public func store(in bag: ObservationBag) {
+    bag.insert(self)
+  }
+
+  /// Keeps the token in `set`, in the style of Combine's `AnyCancellable`.
+  ///
+  /// - Parameter set: The set that takes ownership of the token.
+  public func store(in set: inout Set<ObservationToken>) {
+    set.insert(self)
+  }
+}
+
+// The token's only stored property is immutable, and ending a registration goes through the
+// source's own lock.
+extension ObservationToken: @unchecked Sendable {}
+
+extension ObservationToken: Hashable {
+  /// Tokens are equal only to themselves.
+  public static func == (lhs: ObservationToken, rhs: ObservationToken) -> Bool {
+    lhs === rhs
+  }
+
+  /// Hashes the token's identity.
+  ///
+  /// - Parameter hasher: The hasher to feed.
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(ObjectIdentifier(self))
+  }
+}
+
+/// What a token ends when it is cancelled or released.
+protocol RegistrationRemoving: AnyObject {
+  func removeRegistration(ownedBy token: ObservationToken)
+}
+
+extension ReadOnlyObservable: RegistrationRemoving {
+  func removeRegistration(ownedBy token: ObservationToken) {
+    remove(identity: Entry.identity(of: token))
+  }
+}

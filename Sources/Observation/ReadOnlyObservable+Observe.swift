@@ -1,0 +1,99 @@
+extension ReadOnlyObservable {
+  /// Registers `closure` for as long as the returned token lives: the way to observe without an
+  /// owner object, and the fastest one, since it needs no weak load per delivery.
+  ///
+  /// ```swift
+  /// let token = user.name.observe(options: [.initial, .new]) { name, _ in
+  ///   print("User's name is \(name)")
+  /// }
+  /// user.name.value = "Amelia"
+  /// token.cancel()
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - options: Which callbacks to deliver; `[.new]` by default. An empty set is accepted, and
+  ///     such a registration is never called.
+  ///   - closure: Receives the value and the single option being delivered, on the delivering
+  ///     thread (see ``Observable``).
+  /// - Returns: The token that owns the registration. Releasing it ends the registration, so
+  ///   discarding the result ends it at once.
+  public func observe(
+    options: ObservableOptions = [.new],
+    _ closure: @escaping (Value, ObservableOptions) -> Void
+  ) -> ObservationToken {
+    let token = ObservationToken(source: self)
+    register(
+      Entry(token: token, options: options, callback: closure),
+      replacing: false,
+      initial: options.contains(.initial) ? closure : nil
+    )
+    return token
+  }
+
+  /// Registers `handler`, owned by `owner`, and passes `owner` to it, so the closure needs no
+  /// `[weak self]` dance.
+  ///
+  /// `owner` is held weakly, as with ``addObserver(_:removeIfExists:options:closure:)``; it is
+  /// strongly referenced only while `handler` runs. The registration is added beside the
+  /// owner's other registrations, and ``removeObserver(_:)`` removes it.
+  ///
+  /// ```swift
+  /// model.title.observe(with: self, options: [.initial, .new]) { controller, title in
+  ///   controller.titleLabel.text = title
+  /// }
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - owner: The owner of the registration, held weakly and passed to `handler`.
+  ///   - options: Which callbacks to deliver; `[.new]` by default. The handler is not told which
+  ///     option it receives; combine `.old` with `.new` only through ``observeChanges(_:)``.
+  ///   - handler: Receives the owner and the value, on the delivering thread.
+  public func observe<Owner: AnyObject>(
+    with owner: Owner,
+    options: ObservableOptions = [.new],
+    _ handler: @escaping (Owner, Value) -> Void
+  ) {
+    // The delivery loop holds a strong reference to the owner around every call (it loads the
+    // weak reference once), so an unowned(unsafe) capture costs nothing and is never dangling.
+    let callback: Callback = { [unowned(unsafe) owner] value, _ in handler(owner, value) }
+    register(
+      Entry(owner: owner, options: options, callback: callback),
+      replacing: false,
+      initial: options.contains(.initial) ? callback : nil
+    )
+  }
+
+  /// Registers `handler` to receive each change as one value carrying both the old and the new
+  /// value, for as long as the returned token lives.
+  ///
+  /// The handler runs once per set, in the position of a `.new` callback (after every `.old`
+  /// callback of the round).
+  ///
+  /// ```swift
+  /// let token = account.balance.observeChanges { change in
+  ///   print("balance \(change.oldValue) → \(change.newValue)")
+  /// }
+  /// ```
+  ///
+  /// - Parameter handler: Receives each change, on the delivering thread.
+  /// - Returns: The token that owns the registration.
+  public func observeChanges(
+    _ handler: @escaping (ObservedChange<Value>) -> Void
+  ) -> ObservationToken {
+    // Rounds never overlap, so the `.old` half of a round always directly precedes its `.new`
+    // half for this registration; the box carries it across.
+    let previous = PreviousValue<Value>()
+    return observe(options: [.old, .new]) { value, option in
+      if option == .old {
+        previous.value = value
+      } else if let oldValue = previous.value {
+        handler(ObservedChange(oldValue: oldValue, newValue: value))
+      }
+    }
+  }
+}
+
+/// The `.old` value of the round in progress, for ``ReadOnlyObservable/observeChanges(_:)``.
+private final class PreviousValue<Value> {
+  var value: Value?
+}

@@ -1,0 +1,330 @@
+/// A value that can be read and observed but not set: the common base of ``Observable`` and of
+/// every derived observable (``map(_:)``, ``removeDuplicates()``, ``combineLatest(_:_:)``).
+///
+/// Everything here behaves as described on ``Observable``: weak owners, options, rounds in
+/// registration order, queued re-entrant changes, and callbacks on the delivering thread. Accept
+/// a `ReadOnlyObservable` where you only need to watch a value:
+///
+/// ```swift
+/// func show(_ progress: ReadOnlyObservable<Double>) {
+///   progress.addObserver(self, options: [.initial, .new]) { fraction, _ in
+///     print("\(Int(fraction * 100))%")
+///   }
+/// }
+/// show(download.progress)  // an Observable<Double>
+/// ```
+///
+/// The class cannot be subclassed outside this module.
+public class ReadOnlyObservable<Value> {
+  typealias Entry = ObserverEntry<Value>
+  typealias Callback = (Value, ObservableOptions) -> Void
+
+  /// Work that arrives while a round is running, applied in arrival order between rounds.
+  private enum PendingEvent {
+    case change(old: Value, new: Value)
+    /// A registration; `initial` is set when the delivering thread still owes it `.initial`.
+    case add(Entry, initial: (value: Value, callback: Callback)?)
+    case remove(identity: UInt)
+    case cancelled
+  }
+
+  private let lock = Lock()
+
+  // Every property below is guarded by `lock`, with one exception that makes delivery cheap:
+  // while `deliverer` is set, only that thread changes `observers` (always under the lock), so
+  // it may also read `observers` without the lock. Other threads queue their changes in
+  // `pending` instead. Dynamic exclusivity checks would cost more than a delivery and cannot see
+  // the lock, hence `@exclusivity(unchecked)`.
+  @exclusivity(unchecked) private var storage: Value
+  @exclusivity(unchecked) private var version: UInt = 0
+  @exclusivity(unchecked) private var observers = ObserverList<Value>()
+  @exclusivity(unchecked) private var deliverer: ThreadID?
+  @exclusivity(unchecked) private var pending: [PendingEvent] = []
+  @exclusivity(unchecked) private var pendingHead = 0
+  @exclusivity(unchecked) private var needsCompaction = false
+
+  init(initialValue: Value) {
+    storage = initialValue
+  }
+
+  deinit {
+    observers.deallocate()
+    lock.deallocate()
+  }
+
+  /// The current value.
+  ///
+  /// Reading returns the latest value set, from any thread, even while an earlier change is still
+  /// being delivered; callbacks receive the value of their own round as an argument.
+  public var value: Value {
+    lock.lock()
+    defer { lock.unlock() }
+    return storage
+  }
+
+  // MARK: - Managing observers
+
+  /// Registers `closure` to be called on changes while `observer` is alive.
+  ///
+  /// The observable holds `observer` weakly and never calls `closure` after `observer` has been
+  /// deallocated, not even on the first change after its death; the registration is pruned
+  /// automatically. If `closure` captures `observer` strongly, it keeps it alive: use
+  /// ``observe(with:options:_:)`` to get the owner as an argument instead.
+  ///
+  /// ```swift
+  /// user.name.addObserver(self, options: [.initial, .new]) { name, option in
+  ///   print("User's name is \(name)")
+  /// }
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - observer: The owner of the registration, held weakly.
+  ///   - removeIfExists: When `true` (the default), the owner's earlier registrations are removed
+  ///     first, so the new one replaces them and moves to the end of the order. When `false`, the
+  ///     new registration is added beside them.
+  ///   - options: Which callbacks to deliver; `[.new]` by default. An empty set is accepted, and
+  ///     such a registration is never called.
+  ///   - closure: Receives the value and the single option being delivered. It runs on the
+  ///     delivering thread (see ``Observable``) and need not be `@Sendable`.
+  public final func addObserver(
+    _ observer: AnyObject,
+    removeIfExists: Bool = true,
+    options: ObservableOptions = [.new],
+    closure: @escaping (Value, ObservableOptions) -> Void
+  ) {
+    register(
+      Entry(owner: observer, options: options, callback: closure),
+      replacing: removeIfExists,
+      initial: options.contains(.initial) ? closure : nil
+    )
+  }
+
+  /// Removes every registration owned by `observer`.
+  ///
+  /// Removing an owner that has no registration does nothing. Called from a callback, the removed
+  /// registrations are not called for the rest of the current round; called from another thread
+  /// while a round is running, they stop at the next round boundary.
+  ///
+  /// - Parameter observer: The owner passed to ``addObserver(_:removeIfExists:options:closure:)``
+  ///   or ``observe(with:options:_:)``.
+  public final func removeObserver(_ observer: AnyObject) {
+    remove(identity: Entry.identity(of: observer))
+  }
+
+  /// The number of registrations that can still be called.
+  ///
+  /// Registrations whose owner has been deallocated are not counted, even before they are
+  /// pruned. Registrations queued from another thread during a round are counted once that round
+  /// ends.
+  ///
+  /// - Complexity: O(*n*) in the number of registrations.
+  public final var observerCount: Int {
+    lock.withLock { observers.liveCount }
+  }
+
+  // MARK: - Setting (for Observable and derived observables)
+
+  /// Stores `newValue` and notifies, following the ordering rules on ``Observable``.
+  final func send(_ newValue: Value) {
+    store(newValue, ifVersion: nil)
+  }
+
+  /// Reads the value, lets `body` modify a copy without the lock (it is user code), and stores
+  /// the result only if no other set happened meanwhile; otherwise it runs `body` again on the
+  /// newer value.
+  final func sendUpdate(_ body: (inout Value) throws -> Void) rethrows {
+    while true {
+      lock.lock()
+      var candidate = storage
+      let seen = version
+      lock.unlock()
+      try body(&candidate)
+      if store(candidate, ifVersion: seen) { return }
+    }
+  }
+
+  /// Stores `newValue` unless `expected` is given and the value changed since; then runs the
+  /// round, or queues it if a round is already running.
+  @discardableResult
+  private func store(_ newValue: Value, ifVersion expected: UInt?) -> Bool {
+    lock.lock()
+    if let expected, expected != version {
+      lock.unlock()
+      return false
+    }
+    let oldValue = storage
+    storage = newValue
+    version &+= 1
+    guard deliverer == nil else {
+      pending.append(.change(old: oldValue, new: newValue))
+      lock.unlock()
+      return true
+    }
+    deliverer = .current
+    lock.unlock()
+    deliverRound(old: oldValue, new: newValue)
+    drainPending()
+    return true
+  }
+
+  // MARK: - Registration and removal (shared by every way of observing)
+
+  /// Adds `entry` and delivers `.initial` through `initial`. A registration with neither `.old`
+  /// nor `.new` is not kept, but still replaces the owner's earlier registrations.
+  final func register(_ entry: Entry, replacing: Bool, initial: Callback?) {
+    lock.lock()
+    if let current = deliverer {
+      if replacing {
+        removeWhileDelivering(identity: entry.identity, onDeliveringThread: current == .current)
+      }
+      if current == .current {
+        // Re-entrant: this thread owns delivery, so `.initial` can go out now; the entry waits
+        // in the queue so that it sees only the changes made after this point.
+        if !entry.isRemoved { pending.append(.add(entry, initial: nil)) }
+        let value = storage
+        lock.unlock()
+        initial?(value, .initial)
+      } else {
+        // Another thread is delivering. Calling `.initial` here could race with that thread's
+        // next round to the same observer, so it delivers `.initial` first, then the changes.
+        pending.append(.add(entry, initial: initial.map { (storage, $0) }))
+        lock.unlock()
+      }
+      return
+    }
+    if replacing { removeNow(identity: entry.identity) }
+    if !entry.isRemoved { observers.append(entry) }
+    guard let initial else {
+      lock.unlock()
+      return
+    }
+    // Hold the deliverer role during `.initial`, so no round reaches the new observer before it.
+    let value = storage
+    deliverer = .current
+    lock.unlock()
+    initial(value, .initial)
+    drainPending()
+  }
+
+  /// Removes every registration with `identity`, at once or at the next round boundary.
+  final func remove(identity: UInt) {
+    lock.lock()
+    defer { lock.unlock() }
+    if let current = deliverer {
+      removeWhileDelivering(identity: identity, onDeliveringThread: current == .current)
+    } else {
+      removeNow(identity: identity)
+    }
+  }
+
+  // MARK: - Delivery
+
+  /// Runs one round. Only the deliverer calls this, without the lock.
+  private func deliverRound(old oldValue: Value, new newValue: Value) {
+    // Stable for the whole round: appends are queued while a round runs, and removals only mark.
+    let base = observers.base
+    let count = observers.count
+    if observers.oldCount > 0 {
+      for index in 0..<count {
+        deliver(oldValue, .old, bit: Entry.oldBit, to: base + index)
+      }
+    }
+    for index in 0..<count {
+      deliver(newValue, .new, bit: Entry.newBit, to: base + index)
+    }
+  }
+
+  @inline(__always)
+  private func deliver(
+    _ value: Value,
+    _ option: ObservableOptions,
+    bit: UInt,
+    to entry: UnsafeMutablePointer<Entry>
+  ) {
+    guard entry.pointee.wants(bit) else { return }
+    if entry.pointee.isToken {
+      entry.pointee.callback(value, option)
+    } else if let owner = entry.pointee.owner {
+      // The one weak load per delivery; the strong reference keeps the owner alive for the call.
+      withExtendedLifetime(owner) { entry.pointee.callback(value, option) }
+    } else {
+      lock.lock()
+      observers.markRemoved(at: entry - observers.base)
+      needsCompaction = true
+      lock.unlock()
+    }
+  }
+
+  /// Applies queued work in arrival order, running a round for each queued change, until the
+  /// queue is empty; then gives up the deliverer role. Only the deliverer calls this.
+  private func drainPending() {
+    lock.lock()
+    while pendingHead < pending.count {
+      let event = pending[pendingHead]
+      pending[pendingHead] = .cancelled
+      pendingHead += 1
+      switch event {
+      case .change(let oldValue, let newValue):
+        lock.unlock()
+        deliverRound(old: oldValue, new: newValue)
+        lock.lock()
+      case .add(let entry, let initial):
+        if let initial, entry.isToken || entry.owner != nil {
+          lock.unlock()
+          initial.callback(initial.value, .initial)
+          lock.lock()
+        }
+        if !entry.isRemoved { observers.append(entry) }
+      case .remove(let identity):
+        removeNow(identity: identity)
+      case .cancelled:
+        break
+      }
+    }
+    if pendingHead > 0 {
+      pending.removeAll(keepingCapacity: true)
+      pendingHead = 0
+    }
+    if needsCompaction {
+      observers.compact()
+      needsCompaction = false
+    }
+    deliverer = nil
+    lock.unlock()
+  }
+
+  // MARK: - Removal helpers (lock held)
+
+  private func removeNow(identity: UInt) {
+    if observers.markRemoved(identity: identity) {
+      observers.removeAll { $0.pointee.isRemoved }
+    }
+  }
+
+  /// Removal while a round is running: queued registrations of `identity` are dropped now; list
+  /// entries are marked at once on the delivering thread, or at the next boundary otherwise.
+  private func removeWhileDelivering(identity: UInt, onDeliveringThread: Bool) {
+    for index in pendingHead..<pending.count {
+      if case .add(let entry, _) = pending[index], entry.identity == identity {
+        pending[index] = .cancelled
+      }
+    }
+    if onDeliveringThread {
+      if observers.markRemoved(identity: identity) { needsCompaction = true }
+    } else {
+      pending.append(.remove(identity: identity))
+    }
+  }
+}
+
+// Every stored property is guarded by `lock` (see the note on the properties above).
+extension ReadOnlyObservable: @unchecked Sendable where Value: Sendable {}
+
+extension ReadOnlyObservable: CustomStringConvertible {
+  /// The type, the value and the number of live observers, for example
+  /// `Observable<Int>(42, observers: 2)`.
+  public var description: String {
+    let (value, count) = lock.withLock { (storage, observers.liveCount) }
+    return "\(type(of: self))(\(value), observers: \(count))"
+  }
+}
