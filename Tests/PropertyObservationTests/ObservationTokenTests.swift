@@ -1,0 +1,193 @@
+import PropertyObservation
+import Testing
+
+@Suite("Tokens, bags and the other ways to observe")
+struct ObservationTokenTests {
+  @Test func aTokenRegistrationRunsUntilTheTokenIsCancelled() {
+    let observable = Observable(0)
+    let log = EventLog<Call>()
+    let token = observable.observe(options: [.initial, .old, .new]) { value, option in
+      log.append(Call("t", ObservableOptionsName(option), value))
+    }
+    observable.value = 1
+    token.cancel()
+    token.cancel()
+    observable.value = 2
+    #expect(log.events == [Call("t", .initial, 0), Call("t", .old, 0), Call("t", .new, 1)])
+    #expect(observable.observerCount == 0)
+  }
+
+  @Test func releasingTheTokenEndsTheRegistration() {
+    let observable = Observable(0)
+    let log = EventLog<Call>()
+    do {
+      let token = observable.observe { value, _ in log.append(Call("t", .new, value)) }
+      observable.value = 1
+      withExtendedLifetime(token) {}
+    }
+    observable.value = 2
+    #expect(log.events == [Call("t", .new, 1)])
+    #expect(observable.observerCount == 0)
+  }
+
+  @Test func aTokenKeepsItsObservableAliveAndReleasesItWhenGone() {
+    weak var weakObservable: Observable<Int>?
+    var token: ObservationToken?
+    do {
+      let observable = Observable(0)
+      weakObservable = observable
+      token = observable.observe { _, _ in }
+    }
+    #expect(weakObservable != nil)
+    token = nil
+    #expect(weakObservable == nil)
+    _ = token
+  }
+
+  @Test func ownerAndTokenRegistrationsShareOneOrder() {
+    let observable = Observable(0)
+    let log = EventLog<Call>()
+    let owner = Owner()
+    let first = observable.observe { value, _ in log.append(Call("token1", .new, value)) }
+    observable.addObserver(owner) { value, _ in log.append(Call("owner", .new, value)) }
+    let second = observable.observe { value, _ in log.append(Call("token2", .new, value)) }
+    observable.value = 1
+    #expect(
+      log.events == [Call("token1", .new, 1), Call("owner", .new, 1), Call("token2", .new, 1)])
+    withExtendedLifetime((first, second)) {}
+  }
+
+  @Test func aTokenCancelledMidRoundIsNotCalledForTheRestOfIt() {
+    let observable = Observable(0)
+    let log = EventLog<Call>()
+    var later: ObservationToken?
+    let first = observable.observe { value, _ in
+      log.append(Call("first", .new, value))
+      later?.cancel()
+    }
+    later = observable.observe { value, _ in log.append(Call("later", .new, value)) }
+    observable.value = 1
+    #expect(log.events == [Call("first", .new, 1)])
+    withExtendedLifetime(first) {}
+  }
+
+  @Test func aBagEndsEveryRegistrationItHolds() {
+    let observable = Observable(0)
+    let log = EventLog<Call>()
+    let bag = ObservationBag()
+    observable.observe { value, _ in log.append(Call("a", .new, value)) }.store(in: bag)
+    observable.observe { value, _ in log.append(Call("b", .new, value)) }.store(in: bag)
+    #expect(bag.count == 2)
+    observable.value = 1
+    bag.removeAll()
+    #expect(bag.isEmpty)
+    observable.value = 2
+    #expect(log.events == [Call("a", .new, 1), Call("b", .new, 1)])
+  }
+
+  @Test func releasingABagEndsItsRegistrations() {
+    let observable = Observable(0)
+    let log = EventLog<Call>()
+    do {
+      let bag = ObservationBag()
+      observable.observe { value, _ in log.append(Call("a", .new, value)) }.store(in: bag)
+      observable.value = 1
+    }
+    observable.value = 2
+    #expect(log.events == [Call("a", .new, 1)])
+  }
+
+  @Test func tokensCanBeKeptInASet() {
+    let observable = Observable(0)
+    var tokens = Set<ObservationToken>()
+    var seen: [Int] = []
+    observable.observe { value, _ in seen.append(value) }.store(in: &tokens)
+    observable.value = 1
+    tokens.removeAll()
+    observable.value = 2
+    #expect(seen == [1])
+  }
+
+  @Test func theOwnerFormPassesTheOwnerWithoutRetainingIt() {
+    final class Controller {
+      var titles: [String] = []
+    }
+    let title = Observable("a")
+    weak var weakController: Controller?
+    do {
+      let controller = Controller()
+      weakController = controller
+      title.observe(with: controller, options: [.initial, .new]) { controller, value in
+        controller.titles.append(value)
+      }
+      title.value = "b"
+      #expect(controller.titles == ["a", "b"])
+    }
+    #expect(weakController == nil)
+    title.value = "c"
+    #expect(title.observerCount == 0)
+  }
+
+  @Test func theOwnerFormIsRemovedWithItsOwner() {
+    let observable = Observable(0)
+    let owner = Owner()
+    var seen: [Int] = []
+    observable.observe(with: owner) { _, value in seen.append(value) }
+    observable.observe(with: owner) { _, value in seen.append(-value) }
+    observable.value = 1
+    observable.removeObserver(owner)
+    observable.value = 2
+    #expect(seen == [1, -1])
+  }
+
+  @Test func observeChangesDeliversOldAndNewTogetherAfterEveryOldCallback() {
+    let observable = Observable(1)
+    var log: [String] = []
+    let owner = Owner()
+    let token = observable.observeChanges { change in log.append("change \(change)") }
+    observable.addObserver(owner, options: [.old]) { value, _ in log.append("old \(value)") }
+    observable.value = 2
+    observable.value = 3
+    #expect(log == ["old 1", "change 1 → 2", "old 2", "change 2 → 3"])
+    #expect(ObservedChange(oldValue: 1, newValue: 2) == ObservedChange(oldValue: 1, newValue: 2))
+    withExtendedLifetime(token) {}
+  }
+
+  @Test func updateModifiesInPlaceAndNotifiesOnce() {
+    let observable = Observable([1])
+    var seen: [[Int]] = []
+    let token = observable.observe { value, _ in seen.append(value) }
+    observable.update { $0.append(2) }
+    #expect(observable.value == [1, 2])
+    #expect(seen == [[1, 2]])
+    withExtendedLifetime(token) {}
+  }
+
+  @Test func updateLeavesTheValueUnchangedWhenTheBodyThrows() {
+    struct Failure: Error {}
+    let observable = Observable(1)
+    var calls = 0
+    let token = observable.observe { _, _ in calls += 1 }
+    #expect(throws: Failure.self) {
+      try observable.update { value in
+        value = 99
+        throw Failure()
+      }
+    }
+    #expect(observable.value == 1)
+    #expect(calls == 0)
+    withExtendedLifetime(token) {}
+  }
+
+  @Test func aReadOnlyViewObservesTheSameValue() {
+    let observable = Observable("x")
+    let view: ReadOnlyObservable<String> = observable
+    var seen: [String] = []
+    let token = view.observe(options: [.initial, .new]) { value, _ in seen.append(value) }
+    observable.value = "y"
+    #expect(view.value == "y")
+    #expect(seen == ["x", "y"])
+    #expect(view.description == "Observable<String>(y, observers: 1)")
+    withExtendedLifetime(token) {}
+  }
+}
