@@ -32,9 +32,10 @@
 ///   returns it) and queues the change; the thread running the rounds delivers it, and that set
 ///   returns without waiting.
 /// - ``ObservableOptions/initial`` is delivered synchronously inside the registering call, with
-///   the value current at registration, before any change reaches the new observer. (One
-///   exception keeps that order intact: registering from another thread while a round is
-///   running queues the registration, and the delivering thread sends the initial value first.)
+///   the value current at registration, before any change reaches the new observer. If another
+///   thread is delivering meanwhile, it never waits for that callback: when it reaches the new
+///   registration it hands the remaining queued changes to the registering thread, which
+///   delivers them once its `.initial` callback returns.
 /// - An observer registered during a round is not called for that round; one removed, or whose
 ///   owner dies, during a round on the delivering thread is not called for the rest of it.
 ///   Removal from another thread takes effect at the next round boundary.

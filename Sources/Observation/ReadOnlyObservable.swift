@@ -22,8 +22,8 @@ public class ReadOnlyObservable<Value> {
   /// Work that arrives while a round is running, applied in arrival order between rounds.
   private enum PendingEvent {
     case change(old: Value, new: Value)
-    /// A registration; `initial` is set when the delivering thread still owes it `.initial`.
-    case add(Entry, initial: (value: Value, callback: Callback)?)
+    /// A registration; `gate` is set while another thread is still delivering its `.initial`.
+    case add(Entry, gate: InitialGate?)
     case remove(identity: UInt)
     case cancelled
   }
@@ -42,6 +42,7 @@ public class ReadOnlyObservable<Value> {
   @exclusivity(unchecked) private var pending: [PendingEvent] = []
   @exclusivity(unchecked) private var pendingHead = 0
   @exclusivity(unchecked) private var needsCompaction = false
+  @exclusivity(unchecked) private var tracer: Tracer?
 
   init(initialValue: Value) {
     storage = initialValue
@@ -161,8 +162,9 @@ public class ReadOnlyObservable<Value> {
       return true
     }
     deliverer = .current
+    let tracer = tracer
     lock.unlock()
-    deliverRound(old: oldValue, new: newValue)
+    deliverRound(old: oldValue, new: newValue, tracer: tracer)
     drainPending()
     return true
   }
@@ -177,19 +179,30 @@ public class ReadOnlyObservable<Value> {
       if replacing {
         removeWhileDelivering(identity: entry.identity, onDeliveringThread: current == .current)
       }
+      // The entry waits in the queue, so that it sees only the changes made after this point.
       if current == .current {
-        // Re-entrant: this thread owns delivery, so `.initial` can go out now; the entry waits
-        // in the queue so that it sees only the changes made after this point.
-        if !entry.isRemoved { pending.append(.add(entry, initial: nil)) }
+        // Re-entrant: this thread owns delivery, so `.initial` can simply go out now.
+        if !entry.isRemoved { pending.append(.add(entry, gate: nil)) }
         let value = storage
         lock.unlock()
         initial?(value, .initial)
-      } else {
-        // Another thread is delivering. Calling `.initial` here could race with that thread's
-        // next round to the same observer, so it delivers `.initial` first, then the changes.
-        pending.append(.add(entry, initial: initial.map { (storage, $0) }))
-        lock.unlock()
+        return
       }
+      // Another thread is delivering. `.initial` still goes out here, synchronously; the gate
+      // stops that thread from applying the entry (and so calling it) while `.initial` runs.
+      let gate = initial == nil || entry.isRemoved ? nil : InitialGate(thread: .current)
+      if !entry.isRemoved { pending.append(.add(entry, gate: gate)) }
+      let value = storage
+      lock.unlock()
+      guard let initial else { return }
+      initial(value, .initial)
+      guard let gate else { return }
+      lock.lock()
+      gate.isRunning = false
+      // If the delivering thread reached the entry meanwhile, it handed delivery over to us.
+      let isHandedOver = deliverer == .current
+      lock.unlock()
+      if isHandedOver { drainPending() }
       return
     }
     if replacing { removeNow(identity: entry.identity) }
@@ -219,18 +232,29 @@ public class ReadOnlyObservable<Value> {
 
   // MARK: - Delivery
 
-  /// Runs one round. Only the deliverer calls this, without the lock.
-  private func deliverRound(old oldValue: Value, new newValue: Value) {
+  /// Runs one round, then reports it to `tracer`. Only the deliverer calls this, without the
+  /// lock.
+  private func deliverRound(old oldValue: Value, new newValue: Value, tracer: Tracer?) {
     // Stable for the whole round: appends are queued while a round runs, and removals only mark.
     let base = observers.base
     let count = observers.count
+    var outcome = RoundOutcome()
     if observers.oldCount > 0 {
       for index in 0..<count {
-        deliver(oldValue, .old, bit: Entry.oldBit, to: base + index)
+        deliver(oldValue, .old, bit: Entry.oldBit, to: base + index, outcome: &outcome)
       }
     }
     for index in 0..<count {
-      deliver(newValue, .new, bit: Entry.newBit, to: base + index)
+      deliver(newValue, .new, bit: Entry.newBit, to: base + index, outcome: &outcome)
+    }
+    if let tracer {
+      tracer.handler(
+        RoundTrace(
+          name: tracer.name,
+          oldValue: String(describing: oldValue),
+          newValue: String(describing: newValue),
+          callbackCount: outcome.calls,
+          prunedCount: outcome.pruned))
     }
   }
 
@@ -239,20 +263,31 @@ public class ReadOnlyObservable<Value> {
     _ value: Value,
     _ option: ObservableOptions,
     bit: UInt,
-    to entry: UnsafeMutablePointer<Entry>
+    to entry: UnsafeMutablePointer<Entry>,
+    outcome: inout RoundOutcome
   ) {
     guard entry.pointee.wants(bit) else { return }
     if entry.pointee.isToken {
       entry.pointee.callback(value, option)
+      outcome.calls &+= 1
     } else if let owner = entry.pointee.owner {
       // The one weak load per delivery; the strong reference keeps the owner alive for the call.
       withExtendedLifetime(owner) { entry.pointee.callback(value, option) }
+      outcome.calls &+= 1
     } else {
       lock.lock()
       observers.markRemoved(at: entry - observers.base)
       needsCompaction = true
       lock.unlock()
+      outcome.pruned &+= 1
     }
+  }
+
+  // MARK: - Tracing
+
+  /// Starts or (with `nil`) stops reporting rounds; see ``trace(as:_:)``.
+  final func setTracer(_ newTracer: Tracer?) {
+    lock.withLock { tracer = newTracer }
   }
 
   /// Applies queued work in arrival order, running a round for each queued change, until the
@@ -261,19 +296,23 @@ public class ReadOnlyObservable<Value> {
     lock.lock()
     while pendingHead < pending.count {
       let event = pending[pendingHead]
+      if case .add(_, let gate?) = event, gate.isRunning {
+        // The registering thread is still inside `.initial`. Waiting for it could deadlock if
+        // that callback waits for this thread, so hand delivery over: it drains the rest of
+        // the queue, starting with this entry, as soon as its `.initial` returns.
+        deliverer = gate.thread
+        lock.unlock()
+        return
+      }
       pending[pendingHead] = .cancelled
       pendingHead += 1
       switch event {
       case .change(let oldValue, let newValue):
+        let tracer = tracer
         lock.unlock()
-        deliverRound(old: oldValue, new: newValue)
+        deliverRound(old: oldValue, new: newValue, tracer: tracer)
         lock.lock()
-      case .add(let entry, let initial):
-        if let initial, entry.isToken || entry.owner != nil {
-          lock.unlock()
-          initial.callback(initial.value, .initial)
-          lock.lock()
-        }
+      case .add(let entry, _):
         if !entry.isRemoved { observers.append(entry) }
       case .remove(let identity):
         removeNow(identity: identity)
@@ -314,6 +353,30 @@ public class ReadOnlyObservable<Value> {
     } else {
       pending.append(.remove(identity: identity))
     }
+  }
+}
+
+/// Where ``ReadOnlyObservable/trace(as:_:)`` sends its reports.
+struct Tracer {
+  let name: String
+  let handler: (RoundTrace) -> Void
+}
+
+/// What one round did, counted as it runs whether or not anyone traces: two additions per
+/// callback cost less than a branch on the tracer.
+private struct RoundOutcome {
+  var calls = 0
+  var pruned = 0
+}
+
+/// Marks a registration whose `.initial` callback is running on the thread that registered it
+/// while another thread was delivering. Guarded by the observable's lock.
+private final class InitialGate {
+  let thread: ThreadID
+  var isRunning = true
+
+  init(thread: ThreadID) {
+    self.thread = thread
   }
 }
 
