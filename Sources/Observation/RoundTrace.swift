@@ -20,6 +20,7 @@ public struct RoundTrace: Sendable, Hashable, CustomStringConvertible {
 
   /// The report as one log line: `name: old → new (N callbacks, M pruned)`.
   public var description: String {
-    "\(name): \(oldValue) → \(newValue) (\(callbackCount) callbacks, \(prunedCount) pruned)"
+    let callbacks = callbackCount == 1 ? "1 callback" : "\(callbackCount) callbacks"
+    return "\(name): \(oldValue) → \(newValue) (\(callbacks), \(prunedCount) pruned)"
   }
 }

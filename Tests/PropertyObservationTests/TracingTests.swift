@@ -31,6 +31,7 @@ struct TracingTests {
     #expect(reports.map(\.newValue) == ["1", "2"])
     #expect(reports.map(\.oldValue) == ["0", "1"])
     #expect(reports.allSatisfy { $0.callbackCount == 1 && $0.prunedCount == 0 })
+    #expect(reports.first?.description == "counter: 0 → 1 (1 callback, 0 pruned)")
     withExtendedLifetime(token) {}
   }
 
