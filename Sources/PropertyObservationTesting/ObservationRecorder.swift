@@ -247,7 +247,9 @@ public final class ObservationRecorder {
   ) async -> Bool {
     let wait = AsyncWait()
     guard let id = addWaiter(count: count, action: { wait.resolve(true) }) else { return true }
-    DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { wait.resolve(false) }
+    if timeout != .never {
+      DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { wait.resolve(false) }
+    }
     let reached = await withTaskCancellationHandler {
       await wait.result()
     } onCancel: {
@@ -322,8 +324,9 @@ extension ObservationRecorder: @unchecked Sendable {}
 extension ObservationRecorder: CustomStringConvertible {
   /// The recorded events, one per line, for printing while writing a test.
   public var description: String {
-    let lines = events.map { "  \($0)" }
-    return "ObservationRecorder(\(lines.count) events)" + lines.map { "\n" + $0 }.joined()
+    let lines = events.map { "\n  \($0)" }
+    let count = lines.count == 1 ? "1 event" : "\(lines.count) events"
+    return "ObservationRecorder(\(count))" + lines.joined()
   }
 }
 

@@ -81,6 +81,16 @@ struct ObservationRecorderTests {
     token.cancel()
   }
 
+  @MainActor
+  @Test func sinkFeedsAMainActorCallbackAPI() {
+    // The shape of a Driver's callback: a `@MainActor` closure.
+    let recorder = ObservationRecorder()
+    let onMain: @MainActor (Int) -> Void = recorder.sink("driver")
+    onMain(1)
+    onMain(2)
+    #expect(recorder.events == [.new("driver", 1), .new("driver", 2)])
+  }
+
   @Test func transformRecordsValuesThatAreNotEquatable() {
     let account = Observable(Account(owner: "Madeline"))
     let recorder = ObservationRecorder()
@@ -288,7 +298,8 @@ struct ObservationRecorderTests {
   @Test func descriptionListsTheEvents() {
     let recorder = ObservationRecorder()
     recorder.record(Observable(1), as: "one")
-    #expect(recorder.description == "ObservationRecorder(1 events)\n  .initial(\"one\", 1)")
+    #expect(recorder.description == "ObservationRecorder(1 event)\n  .initial(\"one\", 1)")
+    #expect(ObservationRecorder().description == "ObservationRecorder(0 events)")
   }
 
   // MARK: - Lifetimes

@@ -30,8 +30,45 @@ struct AsyncValuesTests {
     #expect(await iterator.next() == 6)
   }
 
+  // `next(isolation:)` (what `for await` calls) keeps the consumer on the main actor while it
+  // waits. The producer runs on the main actor too, so it can only run once the consumer is
+  // suspended in `next`: every set in these two tests happens while the consumer waits.
+  @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+  @MainActor
+  @Test func valuesSetWhileTheConsumerIsSuspendedAreAllKeptByDefault() async {
+    let counter = Observable(0)
+    var iterator = counter.values.makeAsyncIterator()
+    #expect(await iterator.next(isolation: #isolation) == 0)
+    Task { @MainActor in
+      counter.value = 1
+      counter.value = 2
+      counter.value = 3
+    }
+    #expect(await iterator.next(isolation: #isolation) == 1)
+    #expect(await iterator.next(isolation: #isolation) == 2)
+    #expect(await iterator.next(isolation: #isolation) == 3)
+  }
+
+  @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+  @MainActor
+  @Test func valuesSetWhileTheConsumerIsSuspendedCollapseToTheNewestWithNewest() async {
+    let counter = Observable(0)
+    var iterator = counter.values(bufferingPolicy: .newest).makeAsyncIterator()
+    #expect(await iterator.next(isolation: #isolation) == 0)
+    Task { @MainActor in
+      counter.value = 1
+      counter.value = 2
+      counter.value = 3
+    }
+    // The first set wakes the consumer, but it runs only after the producer is done: by then
+    // the newest value is the only one kept.
+    #expect(await iterator.next(isolation: #isolation) == 3)
+    Task { @MainActor in counter.value = 4 }
+    #expect(await iterator.next(isolation: #isolation) == 4)
+  }
+
   @Test(arguments: [false, true])
-  func valuesSetWhileTheConsumerIsSuspendedArriveInOrder(newestOnly: Bool) async {
+  func valuesSetFromAnotherThreadInLockstepArriveInOrder(newestOnly: Bool) async {
     // Ping-pong: the producer sets the next value only after the consumer has taken the previous
     // one, so most sets find the consumer suspended in `next()`. Both policies then see every
     // value, because none is ever waiting when the next arrives.
@@ -144,11 +181,13 @@ struct AsyncValuesTests {
       var iterator = counter.values.makeAsyncIterator()
       withUnsafeCurrentTask { $0?.cancel() }
       let afterCancel = await iterator.next()
+      // Cancellation itself ends the registration, while the iterator is still alive.
+      let observersAfterCancel = counter.observerCount
       counter.value = 1
       let later = await iterator.next()
-      return [afterCancel, later]
+      return [afterCancel, observersAfterCancel, later]
     }
-    #expect(await task.value == [nil, nil])
+    #expect(await task.value == [nil, 0, nil])
     #expect(counter.observerCount == 0)
   }
 
