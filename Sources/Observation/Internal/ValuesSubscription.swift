@@ -1,9 +1,9 @@
 /// The state behind one ``ObservableValues`` iterator: a registration with the observable, a
 /// buffer of values the loop has not taken yet, and the loop's suspended `next()` call, if any.
 ///
-/// The observable's callback only ever appends or hands a value over (it is not user code, so it
-/// may take the lock); the consumer only ever takes. The observable captures the subscription
-/// weakly, and the subscription owns the registration's token, so releasing the iterator ends the
+/// The observable's callback only ever buffers a value and wakes the consumer (it is not user
+/// code, so it may take the lock); the consumer only ever takes. The observable captures the
+/// subscription weakly, and the subscription owns the registration's token, so releasing the iterator ends the
 /// registration and the observable never keeps an abandoned loop's state alive.
 final class ValuesSubscription<Value> {
   typealias Kind = ObservableValues<Value>.BufferingPolicy.Kind
