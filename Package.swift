@@ -6,10 +6,16 @@ let package = Package(
   platforms: [.iOS(.v13), .macOS(.v10_15), .tvOS(.v13), .watchOS(.v6)],
   products: [
     .library(name: "PropertyObservation", targets: ["PropertyObservation"]),
+    .library(name: "PropertyObservationTesting", targets: ["PropertyObservationTesting"]),
     .executable(name: "walkthrough", targets: ["Walkthrough"]),
   ],
   targets: [
     .target(name: "PropertyObservation", path: "Sources/Observation"),
+    .target(
+      name: "PropertyObservationTesting",
+      dependencies: ["PropertyObservation"],
+      path: "Sources/PropertyObservationTesting"
+    ),
     .executableTarget(
       name: "Walkthrough",
       dependencies: ["PropertyObservation"],
@@ -19,6 +25,11 @@ let package = Package(
       name: "PropertyObservationTests",
       dependencies: ["PropertyObservation"],
       path: "Tests/PropertyObservationTests"
+    ),
+    .testTarget(
+      name: "PropertyObservationTestingTests",
+      dependencies: ["PropertyObservation", "PropertyObservationTesting"],
+      path: "Tests/PropertyObservationTestingTests"
     ),
   ],
   swiftLanguageModes: [.v6]
