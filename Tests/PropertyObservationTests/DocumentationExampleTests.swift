@@ -163,6 +163,50 @@ import Testing
       ])
   }
 
+  /// "Threading": registering with `.initial` on another thread while a round runs returns at
+  /// once; the delivering thread sends `.initial` first, then the later changes.
+  @Test func threadingArticleRegistrationDuringAnotherThreadsRoundGetsInitialFromTheDeliverer() {
+    let temperature = Observable(20)
+    let log = DocumentationLog()
+    let entered = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    let registered = DispatchSemaphore(value: 0)
+    let setter = pthread_self()
+    let first = DocumentationOwner()
+    let late = DocumentationOwner()
+
+    temperature.addObserver(first) { value, _ in
+      log.append("first \(value)")
+      if value == 21 {
+        entered.signal()
+        proceed.wait()
+        temperature.value = 22
+      }
+    }
+    DispatchQueue.global().async {
+      entered.wait()
+      temperature.addObserver(late, options: [.initial, .new]) { value, option in
+        let onSetter = pthread_equal(pthread_self(), setter) != 0
+        log.append("late \(option) \(value) on \(onSetter ? "the setting thread" : "another")")
+      }
+      log.append("registration returned")
+      proceed.signal()
+      registered.signal()
+    }
+    temperature.value = 21
+    registered.wait()
+
+    #expect(
+      log.entries == [
+        "first 21",
+        "registration returned",
+        "late [.initial] 21 on the setting thread",
+        "first 22",
+        "late [.new] 22 on the setting thread",
+      ])
+    withExtendedLifetime((first, late)) {}
+  }
+
   /// "Getting started": a token-based observer ends when its token is released.
   @Test func gettingStartedTokenEndsWhenReleased() {
     let name = Observable("Madeline")

@@ -1,7 +1,7 @@
 import Dispatch
 
 /// An owner object for the documentation examples: any class instance can own a registration.
-final class DocumentationOwner {}
+final class DocumentationOwner: Sendable {}
 
 /// An ordered log that several threads append to.
 final class DocumentationLog: @unchecked Sendable {
