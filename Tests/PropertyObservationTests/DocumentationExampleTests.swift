@@ -224,6 +224,44 @@ import Testing
     #expect(name.observerCount == 0)
   }
 
+  /// "Getting started": a bag of tokens, one of them from `observeChanges`, ends with its owner.
+  @Test func gettingStartedScoreBoardObservesUntilItIsReleased() {
+    let game = DocumentationGame()
+    var log: [String] = []
+    weak var released: DocumentationScoreBoard?
+    do {
+      let board = DocumentationScoreBoard(game: game) { log.append($0) }
+      released = board
+      game.score.value = 3
+      #expect(game.score.observerCount == 2)
+    }
+    game.score.value = 4
+
+    #expect(released == nil)
+    #expect(log == ["score: 0", "score: 3", "0 → 3"])
+    #expect(game.score.observerCount == 0)
+  }
+
+  /// "Getting started": `observe(with:)` passes the owner, held weakly, to the handler.
+  @Test func gettingStartedObserveWithPassesTheOwner() {
+    let title = Observable("Inbox")
+    weak var released: DocumentationTitleController?
+    do {
+      let controller = DocumentationTitleController()
+      released = controller
+      title.observe(with: controller, options: [.initial, .new]) { controller, title in
+        controller.titleLabel.text = title
+      }
+      #expect(controller.titleLabel.text == "Inbox")
+      title.value = "Archive"
+      #expect(controller.titleLabel.text == "Archive")
+    }
+    title.value = "Drafts"
+
+    #expect(released == nil)
+    #expect(title.observerCount == 0)
+  }
+
   /// "Coming from KVO, Combine or RxSwift": a re-entrant set never leaves a later observer on a
   /// stale value.
   @Test func comparisonArticleReentrantSetLeavesNoObserverOnAStaleValue() {
