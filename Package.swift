@@ -8,6 +8,7 @@ let package = Package(
     .library(name: "PropertyObservation", targets: ["PropertyObservation"]),
     .library(name: "PropertyObservationTesting", targets: ["PropertyObservationTesting"]),
     .executable(name: "walkthrough", targets: ["Walkthrough"]),
+    .executable(name: "observingamodel", targets: ["ObservingAModel"]),
   ],
   targets: [
     .target(name: "PropertyObservation", path: "Sources/Observation"),
@@ -20,6 +21,12 @@ let package = Package(
       name: "Walkthrough",
       dependencies: ["PropertyObservation"],
       path: "Examples/Walkthrough"
+    ),
+    .executableTarget(
+      name: "ObservingAModel",
+      dependencies: ["PropertyObservation"],
+      path: "Examples/ObservingAModel",
+      exclude: ["expected-output.txt"]
     ),
     .testTarget(
       name: "PropertyObservationTests",

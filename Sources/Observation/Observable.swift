@@ -2,7 +2,7 @@
 ///
 /// Observers register with an owner object that the observable holds weakly; when the owner is
 /// deallocated its callbacks stop at once and its registration is pruned on a later change, with
-/// no call to ``removeObserver(_:)`` needed:
+/// no call to ``ReadOnlyObservable/removeObserver(_:)`` needed:
 ///
 /// ```swift
 /// final class User {
@@ -16,7 +16,7 @@
 /// user.name.value = "Amelia"
 /// ```
 ///
-/// Code without an owner object uses ``observe(options:_:)``, which returns an
+/// Code without an owner object uses ``ReadOnlyObservable/observe(options:_:)``, which returns an
 /// ``ObservationToken`` that owns the registration.
 ///
 /// ## Ordering
@@ -63,7 +63,7 @@ public final class Observable<Value>: ReadOnlyObservable<Value> {
   /// Reading returns the latest value set, from any thread, even while an earlier change is still
   /// being delivered. Setting stores the value and runs a round (see the ordering rules above).
   /// Every set notifies, also when the new value equals the old one; chain
-  /// ``ReadOnlyObservable/removeDuplicates()`` to skip repeats.
+  /// `removeDuplicates()` to skip repeats.
   ///
   /// > Note: `observable.value += 1` is a read followed by a set, not one atomic step. Use
   /// > ``update(_:)`` when several threads modify the same value.

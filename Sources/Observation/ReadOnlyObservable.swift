@@ -1,5 +1,5 @@
 /// A value that can be read and observed but not set: the common base of ``Observable`` and of
-/// every derived observable (``map(_:)``, ``removeDuplicates()``, ``combineLatest(_:_:)``).
+/// every derived observable (`map(_:)`, `removeDuplicates()`, `combineLatest(_:_:)`).
 ///
 /// Everything here behaves as described on ``Observable``: weak owners, options, rounds in
 /// registration order, queued re-entrant changes, and callbacks on the delivering thread. Accept

@@ -1,0 +1,38 @@
+import PropertyObservation
+
+/// A user whose name the app shows in several places.
+final class User {
+  let name: Observable<String>
+
+  init(name: String) {
+    self.name = Observable(name)
+  }
+}
+
+/// Shows the user's name; in an app, a label or a view controller.
+final class NameLabel {}
+
+let user = User(name: "Madeline")
+var label: NameLabel? = NameLabel()
+
+user.name.addObserver(label!, options: [.initial, .old, .new]) { name, option in
+  switch option {
+  case .initial: print("starts as \(name)")
+  case .old: print("leaving \(name)")
+  default: print("now \(name)")
+  }
+}
+
+user.name.value = "Amelia"
+
+label = nil
+user.name.value = "Amelia is outta here!"
+print(user.name)
+
+let token = user.name.observe { name, _ in
+  print("the token sees \(name)")
+}
+user.name.value = "Madeline again"
+token.cancel()
+user.name.value = "Nobody is watching"
+print(user.name)
