@@ -20,7 +20,8 @@ let package = Package(
     .executableTarget(
       name: "Walkthrough",
       dependencies: ["PropertyObservation"],
-      path: "Examples/Walkthrough"
+      path: "Examples/Walkthrough",
+      exclude: ["expected-output.txt"]
     ),
     .executableTarget(
       name: "ObservingAModel",

@@ -163,9 +163,9 @@ import Testing
       ])
   }
 
-  /// "Threading": registering with `.initial` on another thread while a round runs returns at
-  /// once; the delivering thread sends `.initial` first, then the later changes.
-  @Test func threadingArticleRegistrationDuringAnotherThreadsRoundGetsInitialFromTheDeliverer() {
+  /// "Threading": registering with `.initial` on another thread while a round runs still gets
+  /// `.initial` inside the call, on the registering thread; later changes come from the deliverer.
+  @Test func threadingArticleRegistrationDuringAnotherThreadsRoundGetsInitialInsideTheCall() {
     let temperature = Observable(20)
     let log = DocumentationLog()
     let entered = DispatchSemaphore(value: 0)
@@ -199,8 +199,8 @@ import Testing
     #expect(
       log.entries == [
         "first 21",
+        "late [.initial] 21 on another",
         "registration returned",
-        "late [.initial] 21 on the setting thread",
         "first 22",
         "late [.new] 22 on the setting thread",
       ])
