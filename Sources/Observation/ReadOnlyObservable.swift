@@ -41,6 +41,9 @@ public class ReadOnlyObservable<Value> {
   @exclusivity(unchecked) private var deliverer: ThreadID?
   @exclusivity(unchecked) private var pending: [PendingEvent] = []
   @exclusivity(unchecked) private var pendingHead = 0
+  /// Whether `pending` holds unapplied work. Checked instead of `pending` itself because any use
+  /// of the generic queue costs a metadata look-up, which would dominate a set that queues nothing.
+  @exclusivity(unchecked) private var hasPending = false
   @exclusivity(unchecked) private var needsCompaction = false
   @exclusivity(unchecked) private var tracer: Tracer?
 
@@ -157,7 +160,7 @@ public class ReadOnlyObservable<Value> {
     storage = newValue
     version &+= 1
     guard deliverer == nil else {
-      pending.append(.change(old: oldValue, new: newValue))
+      enqueueChange(old: oldValue, new: newValue)
       lock.unlock()
       return true
     }
@@ -182,7 +185,7 @@ public class ReadOnlyObservable<Value> {
       // The entry waits in the queue, so that it sees only the changes made after this point.
       if current == .current {
         // Re-entrant: this thread owns delivery, so `.initial` can simply go out now.
-        if !entry.isRemoved { pending.append(.add(entry, gate: nil)) }
+        if !entry.isRemoved { enqueue(.add(entry, gate: nil)) }
         let value = storage
         lock.unlock()
         initial?(value, .initial)
@@ -191,7 +194,7 @@ public class ReadOnlyObservable<Value> {
       // Another thread is delivering. `.initial` still goes out here, synchronously; the gate
       // stops that thread from applying the entry (and so calling it) while `.initial` runs.
       let gate = initial == nil || entry.isRemoved ? nil : InitialGate(thread: .current)
-      if !entry.isRemoved { pending.append(.add(entry, gate: gate)) }
+      if !entry.isRemoved { enqueue(.add(entry, gate: gate)) }
       let value = storage
       lock.unlock()
       guard let initial else { return }
@@ -272,7 +275,12 @@ public class ReadOnlyObservable<Value> {
       outcome.calls &+= 1
     } else if let owner = entry.pointee.owner {
       // The one weak load per delivery; the strong reference keeps the owner alive for the call.
-      withExtendedLifetime(owner) { entry.pointee.callback(value, option) }
+      entry.pointee.callback(value, option)
+      #if compiler(>=6.1)
+        extendLifetime(owner)
+      #else
+        withExtendedLifetime(owner) {}
+      #endif
       outcome.calls &+= 1
     } else {
       lock.lock()
@@ -294,7 +302,20 @@ public class ReadOnlyObservable<Value> {
   /// queue is empty; then gives up the deliverer role. Only the deliverer calls this.
   private func drainPending() {
     lock.lock()
-    while pendingHead < pending.count {
+    guard hasPending || needsCompaction else {
+      deliverer = nil
+      lock.unlock()
+      return
+    }
+    drainQueue()
+  }
+
+  /// The slow half of ``drainPending()``: entered with the lock held, returns with it released.
+  /// Kept apart because touching the generic queue costs a metadata look-up per call even when
+  /// the code that uses it does not run.
+  @inline(never)
+  private func drainQueue() {
+    while hasPending && pendingHead < pending.count {
       let event = pending[pendingHead]
       if case .add(_, let gate?) = event, gate.isRunning {
         // The registering thread is still inside `.initial`. Waiting for it could deadlock if
@@ -320,9 +341,10 @@ public class ReadOnlyObservable<Value> {
         break
       }
     }
-    if pendingHead > 0 {
+    if hasPending {
       pending.removeAll(keepingCapacity: true)
       pendingHead = 0
+      hasPending = false
     }
     if needsCompaction {
       observers.compact()
@@ -332,7 +354,17 @@ public class ReadOnlyObservable<Value> {
     lock.unlock()
   }
 
-  // MARK: - Removal helpers (lock held)
+  // MARK: - Queue and removal helpers (lock held)
+
+  private func enqueue(_ event: PendingEvent) {
+    pending.append(event)
+    hasPending = true
+  }
+
+  @inline(never)
+  private func enqueueChange(old oldValue: Value, new newValue: Value) {
+    enqueue(.change(old: oldValue, new: newValue))
+  }
 
   private func removeNow(identity: UInt) {
     if observers.markRemoved(identity: identity) {
@@ -343,15 +375,17 @@ public class ReadOnlyObservable<Value> {
   /// Removal while a round is running: queued registrations of `identity` are dropped now; list
   /// entries are marked at once on the delivering thread, or at the next boundary otherwise.
   private func removeWhileDelivering(identity: UInt, onDeliveringThread: Bool) {
-    for index in pendingHead..<pending.count {
-      if case .add(let entry, _) = pending[index], entry.identity == identity {
-        pending[index] = .cancelled
+    if hasPending {
+      for index in pendingHead..<pending.count {
+        if case .add(let entry, _) = pending[index], entry.identity == identity {
+          pending[index] = .cancelled
+        }
       }
     }
     if onDeliveringThread {
       if observers.markRemoved(identity: identity) { needsCompaction = true }
     } else {
-      pending.append(.remove(identity: identity))
+      enqueue(.remove(identity: identity))
     }
   }
 }

@@ -13,10 +13,12 @@ struct ObserverEntry<Value> {
   private var word: UInt
   let callback: (Value, ObservableOptions) -> Void
 
-  static var oldBit: UInt { 1 }
-  static var newBit: UInt { 2 }
-  private static var tokenBit: UInt { 4 }
-  private static var flagMask: UInt { 7 }
+  // The delivery loop runs unspecialized (generic over `Value`), where the optimizer would
+  // otherwise leave these one-instruction accessors as calls that each need type metadata.
+  @inline(__always) static var oldBit: UInt { 1 }
+  @inline(__always) static var newBit: UInt { 2 }
+  @inline(__always) private static var tokenBit: UInt { 4 }
+  @inline(__always) private static var flagMask: UInt { 7 }
 
   /// An entry owned weakly by `owner`.
   init(
@@ -53,12 +55,12 @@ struct ObserverEntry<Value> {
     (options.contains(.old) ? oldBit : 0) | (options.contains(.new) ? newBit : 0)
   }
 
-  var identity: UInt { word & ~Self.flagMask }
-  var isToken: Bool { word & Self.tokenBit != 0 }
-  var isRemoved: Bool { word & (Self.oldBit | Self.newBit) == 0 }
-  var wantsOld: Bool { word & Self.oldBit != 0 }
+  @inline(__always) var identity: UInt { word & ~Self.flagMask }
+  @inline(__always) var isToken: Bool { word & Self.tokenBit != 0 }
+  @inline(__always) var isRemoved: Bool { word & (Self.oldBit | Self.newBit) == 0 }
+  @inline(__always) var wantsOld: Bool { word & Self.oldBit != 0 }
 
-  func wants(_ bit: UInt) -> Bool { word & bit != 0 }
+  @inline(__always) func wants(_ bit: UInt) -> Bool { word & bit != 0 }
 
   /// Clears the delivery bits, so the entry is skipped for the rest of a round and pruned after.
   mutating func markRemoved() {
