@@ -19,7 +19,8 @@ let package = Package(
     .executableTarget(
       name: "Download",
       dependencies: ["PropertyObservation"],
-      path: "Examples/Download"
+      path: "Examples/Download",
+      exclude: ["expected-output.txt"]
     ),
     .testTarget(
       name: "PropertyObservationTests",
