@@ -41,11 +41,12 @@
 /// ## Lifetime
 ///
 /// A driver keeps its source observable alive (so `model.name.map(format).asDriver()` may be
-/// stored on its own), and each ``ObservationToken`` from ``drive(_:)`` keeps the driver alive.
+/// stored on its own), and each ``ObservationToken`` from `drive(_:)` keeps the driver alive.
 /// Nothing else does: an unused driver is released, and the upstream registration ends with the
-/// last subscriber. A drive owned by a target (``drive(_:_:)-(_,ReferenceWritableKeyPath<Target,Value>)``,
-/// ``drive(with:_:)``, ``drive(_:)-(Binder<Value>)``) keeps the driver alive until the target is gone;
-/// the driver notices that at the next upstream change or delivery, then lets go.
+/// last subscriber. A drive owned by a target (`drive(target, \.property)`, ``drive(with:_:)``,
+/// `drive(binder)`) keeps the driver alive until the target is gone; the driver notices that at
+/// the next upstream change or delivery, then lets go (until then the driver and its source stay
+/// in memory; prefer the token form where the source may outlive the view without changing).
 ///
 /// > Important: Values cross from the thread that set them to the main queue. Use `Sendable`
 /// > values (the driver is `Sendable` when `Value` is). Cancelling a token on the main queue
@@ -151,7 +152,7 @@ public final class Driver<Value> {
   /// Sets an optional `keyPath` of `target` (a label's `text: String?`) to the current value and
   /// to every change, on the main queue, for as long as `target` lives.
   ///
-  /// Behaves like ``drive(_:_:)-(_,ReferenceWritableKeyPath<Target,Value>)``.
+  /// Behaves like the non-optional form, `drive(target, \.property)`.
   ///
   /// - Parameters:
   ///   - target: The object to update, held weakly.
