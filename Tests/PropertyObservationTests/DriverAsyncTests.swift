@@ -6,13 +6,6 @@ import Testing
 @Suite struct DriverAsyncTests {
   private struct Offline: Error {}
 
-  /// Waits until `log` holds `count` events.
-  private func waitUntil<Event>(_ log: DriverLog<Event>, holds count: Int) async {
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-      log.whenCount(reaches: count) { continuation.resume() }
-    }
-  }
-
   @Test func anAsyncOperationRunsOnceForAllSubscribers() async {
     let runs = DriverLog<String>()
     let gate = DispatchSemaphore(value: 0)
@@ -27,7 +20,7 @@ import Testing
     let second = DriverLog<String>()
     let tokens = [driver.drive { first.append($0) }, driver.drive { second.append($0) }]
     gate.signal()
-    await waitUntil(second, holds: 2)
+    #expect(await second.waitForCount(2))
     let late = DriverLog<String>()
     let lateToken = driver.drive { late.append($0) }
     #expect(runs.events == ["request"])
@@ -45,22 +38,28 @@ import Testing
     }
     let log = DriverLog<String>()
     let token = driver.drive { log.append($0) }
-    await waitUntil(log, holds: 2)
+    #expect(await log.waitForCount(2))
     #expect(log.events == ["loading", "fallback"])
     withExtendedLifetime(token) {}
   }
 
   @MainActor @Test func valuesYieldsTheCurrentValueThenEveryChangeOnTheMainQueue() async {
     let count = Observable(0)
-    let driver = count.asDriver()
-    var iterator = driver.values.makeAsyncIterator()
-    #expect(await iterator.next() == 0)
+    let values = count.asDriver().values
+    let log = DriverLog<Delivery<Int>>()
+    let consumer = Task { @MainActor in
+      for await value in values {
+        log.append(Delivery(value: value, onMainQueue: TestMainQueue.isCurrent))
+      }
+    }
+    #expect(await log.waitForCount(1))
     DispatchQueue.global().async {
       count.value = 1
       count.value = 2
     }
-    #expect(await iterator.next() == 1)
-    #expect(await iterator.next() == 2)
+    #expect(await log.waitForCount(3))
+    consumer.cancel()
+    #expect(log.events == [0, 1, 2].map { Delivery(value: $0, onMainQueue: true) })
   }
 
   @MainActor @Test func endingTheIterationEndsTheSubscription() async {

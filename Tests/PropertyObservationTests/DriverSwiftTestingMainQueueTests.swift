@@ -16,13 +16,11 @@ import Testing
     }
     #expect(log.events == [Delivery(value: 0, onMainQueue: true)], "delivered inside drive")
 
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-      log.whenCount(reaches: 3) { continuation.resume() }
-      DispatchQueue.global().async {
-        count.value = 1
-        count.value = 2
-      }
+    DispatchQueue.global().async {
+      count.value = 1
+      count.value = 2
     }
+    #expect(await log.waitForCount(3))
     #expect(log.events == [0, 1, 2].map { Delivery(value: $0, onMainQueue: true) })
     withExtendedLifetime(token) {}
   }
@@ -34,13 +32,11 @@ import Testing
       label.text = text
       log.append(Delivery(value: text, onMainQueue: TestMainQueue.isCurrent))
     }
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-      log.whenCount(reaches: 2) { continuation.resume() }
-      DispatchQueue.global().async {
-        binder.send("a")
-        binder.send("b")
-      }
+    DispatchQueue.global().async {
+      binder.send("a")
+      binder.send("b")
     }
+    #expect(await log.waitForCount(2))
     #expect(log.events == ["a", "b"].map { Delivery(value: $0, onMainQueue: true) })
     #expect(label.text == "b")
   }

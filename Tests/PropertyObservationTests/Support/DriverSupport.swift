@@ -63,3 +63,37 @@ struct Delivery<Value: Equatable & Sendable>: Equatable, Sendable {
   var value: Value
   var onMainQueue: Bool
 }
+
+extension DriverLog {
+  /// Waits, without blocking a thread, until the log holds `count` events; gives up after
+  /// `timeout` seconds so that a broken delivery fails the test instead of hanging it.
+  ///
+  /// - Returns: Whether the log reached `count` events in time.
+  func waitForCount(_ count: Int, timeout: Double = 10) async -> Bool {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+      let once = ResumeOnce(continuation)
+      whenCount(reaches: count) { once.resume(returning: true) }
+      DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
+        once.resume(returning: false)
+      }
+    }
+  }
+}
+
+/// Resumes a continuation at most once, from whichever of several callers comes first.
+private final class ResumeOnce<Result: Sendable>: @unchecked Sendable {
+  private let lock = NSLock()
+  private var continuation: CheckedContinuation<Result, Never>?
+
+  init(_ continuation: CheckedContinuation<Result, Never>) {
+    self.continuation = continuation
+  }
+
+  func resume(returning result: Result) {
+    lock.lock()
+    let continuation = self.continuation
+    self.continuation = nil
+    lock.unlock()
+    continuation?.resume(returning: result)
+  }
+}
