@@ -9,6 +9,7 @@ let package = Package(
     .library(name: "PropertyObservationTesting", targets: ["PropertyObservationTesting"]),
     .executable(name: "walkthrough", targets: ["Walkthrough"]),
     .executable(name: "observingamodel", targets: ["ObservingAModel"]),
+    .executable(name: "download", targets: ["Download"]),
   ],
   targets: [
     .target(name: "PropertyObservation", path: "Sources/Observation"),
@@ -27,6 +28,12 @@ let package = Package(
       name: "ObservingAModel",
       dependencies: ["PropertyObservation"],
       path: "Examples/ObservingAModel",
+      exclude: ["expected-output.txt"]
+    ),
+    .executableTarget(
+      name: "Download",
+      dependencies: ["PropertyObservation"],
+      path: "Examples/Download",
       exclude: ["expected-output.txt"]
     ),
     .testTarget(

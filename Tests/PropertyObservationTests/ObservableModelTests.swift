@@ -29,7 +29,7 @@ private enum Step {
   case set(Int)
 }
 
-private struct Delivery: Equatable, CustomStringConvertible {
+private struct ScriptedCall: Equatable, CustomStringConvertible {
   let registration: Int
   let option: ObservableOptionsName
   let value: Int
@@ -64,7 +64,7 @@ private final class ReferenceObservable {
   var liveTokens: Set<Int> = []
   var queue: [(old: Int, new: Int, version: Int)] = []
   var isDelivering = false
-  var log: [Delivery] = []
+  var log: [ScriptedCall] = []
   var nextID = 0
 
   func register(
@@ -142,7 +142,7 @@ private final class ReferenceObservable {
 
   private func call(_ index: Int, _ option: ObservableOptions, _ value: Int) {
     let registration = registrations[index]
-    log.append(Delivery(registration: registration.id, option: .init(option), value: value))
+    log.append(ScriptedCall(registration: registration.id, option: .init(option), value: value))
     // Reactions run on changes only: the harness cannot cancel a token inside its own `observe`.
     guard option != .initial else { return }
     switch registration.reaction {
@@ -165,7 +165,7 @@ private final class LibraryHarness {
   let observable = Observable(0)
   var owners: [Owner?] = (0..<slotCount).map { _ in Owner() }
   var tokens: [Int: ObservationToken] = [:]
-  var log: [Delivery] = []
+  var log: [ScriptedCall] = []
   var nextID = 0
 
   func register(
@@ -174,7 +174,7 @@ private final class LibraryHarness {
     let id = nextID
     nextID += 1
     let callback: (Int, ObservableOptions) -> Void = { [unowned self] value, option in
-      self.log.append(Delivery(registration: id, option: .init(option), value: value))
+      self.log.append(ScriptedCall(registration: id, option: .init(option), value: value))
       self.react(reaction, option, value)
     }
     if let slot {
