@@ -38,7 +38,7 @@ let package = Package(
     ),
     .testTarget(
       name: "PropertyObservationTests",
-      dependencies: ["PropertyObservation"],
+      dependencies: ["PropertyObservation", "PropertyObservationTesting"],
       path: "Tests/PropertyObservationTests"
     ),
     .testTarget(

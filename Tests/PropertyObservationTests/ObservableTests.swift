@@ -1,4 +1,5 @@
 import PropertyObservation
+import PropertyObservationTesting
 import Testing
 
 /// Registers an owner-based observer that appends every callback to `log` under `name`.
@@ -45,17 +46,33 @@ struct ObservableTests {
 
   @Test func everyOldCallbackRunsBeforeAnyNewCallbackInRegistrationOrder() {
     let observable = Observable(0)
-    let log = EventLog<Call>()
-    let (a, b, c) = (Owner(), Owner(), Owner())
-    watch(observable, a, "a", log, options: [.old, .new])
-    watch(observable, b, "b", log, options: [.new])
-    watch(observable, c, "c", log, options: [.old, .new])
+    let recorder = ObservationRecorder()
+    recorder.record(observable, as: "a", options: [.old, .new])
+    recorder.record(observable, as: "b", options: [.new])
+    recorder.record(observable, as: "c", options: [.old, .new])
     observable.value = 1
-    #expect(
-      log.events == [
-        Call("a", .old, 0), Call("c", .old, 0),
-        Call("a", .new, 1), Call("b", .new, 1), Call("c", .new, 1),
-      ])
+    let expected: [ObservationRecorder.Event] = [
+      .old("a", 0), .old("c", 0), .new("a", 1), .new("b", 1), .new("c", 1),
+    ]
+    #expect(recorder.events == expected, "\(recorder.difference(from: expected) ?? "")")
+  }
+
+  @Test func roundsOfSeveralObservablesInterleaveInTheOrderTheSetsWereMade() {
+    let name = Observable("Madeline")
+    let score = Observable(0)
+    let recorder = ObservationRecorder()
+    recorder.record(name, as: "name", options: [.initial, .new])
+    recorder.record(score, as: "score", options: [.old, .new])
+    let bump = score.observe { value, _ in if value == 1 { name.value = "Amelia" } }
+    score.value = 1
+    let expected: [ObservationRecorder.Event] = [
+      .initial("name", "Madeline"),
+      .old("score", 0), .new("score", 1),
+      // A set of another observable from a callback runs that observable's round at once.
+      .new("name", "Amelia"),
+    ]
+    #expect(recorder.events == expected, "\(recorder.difference(from: expected) ?? "")")
+    withExtendedLifetime(bump) {}
   }
 
   @Test func reAddingAnOwnerReplacesItsRegistrationAndMovesItToTheEnd() {

@@ -1,4 +1,5 @@
 import PropertyObservation
+import PropertyObservationTesting
 import Testing
 
 @Suite("Tokens, bags and the other ways to observe")
@@ -46,14 +47,17 @@ struct ObservationTokenTests {
 
   @Test func ownerAndTokenRegistrationsShareOneOrder() {
     let observable = Observable(0)
-    let log = EventLog<Call>()
+    let recorder = ObservationRecorder()
     let owner = Owner()
-    let first = observable.observe { value, _ in log.append(Call("token1", .new, value)) }
-    observable.addObserver(owner) { value, _ in log.append(Call("owner", .new, value)) }
-    let second = observable.observe { value, _ in log.append(Call("token2", .new, value)) }
+    let (token1, byOwner, token2):
+      (@Sendable (Int) -> Void, @Sendable (Int) -> Void, @Sendable (Int) -> Void) = (
+        recorder.sink("token1"), recorder.sink("owner"), recorder.sink("token2")
+      )
+    let first = observable.observe { value, _ in token1(value) }
+    observable.observe(with: owner) { _, value in byOwner(value) }
+    let second = observable.observe { value, _ in token2(value) }
     observable.value = 1
-    #expect(
-      log.events == [Call("token1", .new, 1), Call("owner", .new, 1), Call("token2", .new, 1)])
+    #expect(recorder.events == [.new("token1", 1), .new("owner", 1), .new("token2", 1)])
     withExtendedLifetime((first, second)) {}
   }
 
