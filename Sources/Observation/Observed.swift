@@ -20,7 +20,8 @@
 ///
 /// The wrapper is `Codable` when `Value` is, encoding just the value in a single-value
 /// container: a class with `@Observed` properties keeps its synthesized `Codable` conformance,
-/// and its JSON looks as if the properties were plain (`{"name":"Ray","score":0}`). It is
+/// and its JSON looks as if the properties were plain (`{"name":"Ray","score":0}`; an optional
+/// property that is `nil` is left out, and a missing key decodes as `nil`). It is
 /// `Equatable` and `Hashable` when `Value` is, comparing current values, and `Sendable` when
 /// `Value` is.
 ///
@@ -54,28 +55,6 @@ public struct Observed<Value> {
 // The only stored property is an immutable reference to an `Observable`, which is `Sendable`
 // when `Value` is.
 extension Observed: Sendable where Value: Sendable {}
-
-extension Observed: Encodable where Value: Encodable {
-  /// Encodes the current value alone, in a single-value container.
-  ///
-  /// - Parameter encoder: The encoder to write to.
-  /// - Throws: The encoder's error if it cannot encode the value.
-  public func encode(to encoder: any Encoder) throws {
-    var container = encoder.singleValueContainer()
-    try container.encode(wrappedValue)
-  }
-}
-
-extension Observed: Decodable where Value: Decodable {
-  /// Creates the wrapper from a value encoded by ``encode(to:)``.
-  ///
-  /// - Parameter decoder: The decoder to read from.
-  /// - Throws: The decoder's error if the data does not hold a `Value`.
-  public init(from decoder: any Decoder) throws {
-    let container = try decoder.singleValueContainer()
-    self.init(wrappedValue: try container.decode(Value.self))
-  }
-}
 
 extension Observed: Equatable where Value: Equatable {
   /// Whether the two wrappers currently hold equal values.
