@@ -7,6 +7,7 @@ let package = Package(
   products: [
     .library(name: "PropertyObservation", targets: ["PropertyObservation"]),
     .executable(name: "walkthrough", targets: ["Walkthrough"]),
+    .executable(name: "bindings", targets: ["Bindings"]),
   ],
   targets: [
     .target(name: "PropertyObservation", path: "Sources/Observation"),
@@ -14,6 +15,12 @@ let package = Package(
       name: "Walkthrough",
       dependencies: ["PropertyObservation"],
       path: "Examples/Walkthrough"
+    ),
+    .executableTarget(
+      name: "Bindings",
+      dependencies: ["PropertyObservation"],
+      path: "Examples/Bindings",
+      exclude: ["expected-output.txt"]
     ),
     .testTarget(
       name: "PropertyObservationTests",

@@ -16,7 +16,7 @@ extension Observable {
   /// ```
   ///
   /// **This observable wins at the moment of binding**: `other` is set to this observable's
-  /// value before the call returns (like ``ReadOnlyObservable/bind(to:)``), so bind the model
+  /// value before the call returns (like `bind(to:)`), so bind the model
   /// to the field, not the field to the model.
   ///
   /// Each change is forwarded exactly once, without an echo back to where it came from: the

@@ -1,4 +1,4 @@
-/// A binding made by `bind(to:_:)` or ``ReadOnlyObservable/bind(to:)``: the handle that can end
+/// A binding made by `bind(to:_:)` or `bind(to:)`: the handle that can end
 /// it early.
 ///
 /// The *target* owns a key-path binding, not this handle: the binding lasts until the target is

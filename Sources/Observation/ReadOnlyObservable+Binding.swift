@@ -90,7 +90,7 @@ extension ReadOnlyObservable {
   ///
   /// Every change of this observable sets `other`, and `other`'s observers run synchronously on
   /// the delivering thread. Binding two observables to each other this way would set them back
-  /// and forth forever; use ``Observable/bindBidirectionally(to:)`` instead.
+  /// and forth forever; use `bindBidirectionally(to:)` instead.
   ///
   /// - Parameter other: The observable to set. Binding an observable to itself is a
   ///   programming error (a precondition failure).

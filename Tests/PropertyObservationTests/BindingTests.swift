@@ -110,6 +110,17 @@ struct BindingTests {
     #expect(source.observerCount == 0)
   }
 
+  @Test func bindingAgainAfterRemoveObserverWorks() {
+    let source = Observable("a")
+    let label = FakeLabel()
+    source.bind(to: label, \.text)
+    source.removeObserver(label)
+    source.value = "b"
+    source.bind(to: label, \.text)
+    source.value = "c"
+    #expect(label.log.events == ["a", "b", "c"])
+  }
+
   @Test func unbindingAnInlineChainReleasesIt() {
     let source = Observable(1)
     let cell = FakeCell()

@@ -9,7 +9,7 @@
 /// the two sides still end up equal after a single extra set.
 ///
 /// The link is the owner of both registrations and is owned by the token that
-/// ``Observable/bindBidirectionally(to:)`` returns; it holds both observables weakly.
+/// `bindBidirectionally(to:)` returns; it holds both observables weakly.
 final class TwoWayLink<Value>: RegistrationRemoving {
   private enum Side {
     case first, second
