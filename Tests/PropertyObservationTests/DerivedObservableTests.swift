@@ -255,6 +255,39 @@ struct DerivedObservableTests {
     withExtendedLifetime((blocker, recorder)) {}
   }
 
+  @Test func combineLatestAndRemoveDuplicatesCreatedWhileASourceIsBusyAreSeeded() {
+    let source = Observable(1)
+    let other = Observable("r")
+    let inRound = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    let done = DispatchSemaphore(value: 0)
+    let blocker = source.observe { value, _ in
+      if value == 2 {
+        inRound.signal()
+        proceed.wait()
+      }
+    }
+    DispatchQueue.global().async {
+      source.value = 2
+      done.signal()
+    }
+    inRound.wait()
+    let combined = source.combineLatest(other)
+    let distinct = source.removeDuplicates()
+    #expect(combined.value == (2, "r"))
+    #expect(distinct.value == 2)
+    let log = BindingLog<String>()
+    let combinedToken = combined.observe { pair, _ in log.append("\(pair.0)\(pair.1)") }
+    let distinctToken = distinct.observe { value, _ in log.append("distinct \(value)") }
+    proceed.signal()
+    done.wait()
+    other.value = "s"
+    source.value = 3
+    // The queued initial value republishes the pair once; the duplicate filter swallows it.
+    #expect(log.events == ["2r", "2s", "3s", "distinct 3"])
+    withExtendedLifetime((blocker, combinedToken, distinctToken)) {}
+  }
+
   @Test func derivedValuesStayInOrderWhenTheSourceIsSetFromManyThreads() {
     let source = Observable(0)
     let mirrored = source.map { $0 }
