@@ -35,8 +35,10 @@ extension ReadOnlyObservable {
   ///
   /// > Important: The property is written synchronously, on the thread that delivers the
   /// > change (the thread that set the source, or the one already delivering it), in the order
-  /// > of the changes; a test can read it right after setting the source. To update a view on
-  /// > the main queue from changes made elsewhere, bind to a `Binder` instead.
+  /// > of the changes; a test can read it right after setting the source. The current value is
+  /// > written before `bind` returns, unless another thread is delivering a change of the
+  /// > source at that moment: then that thread writes it, before any later change. To update a
+  /// > view on the main queue from changes made elsewhere, bind to a `Binder` instead.
   ///
   /// - Parameters:
   ///   - target: The object to write to, held weakly.
