@@ -1,26 +1,21 @@
-/// A binding made by `bind(to:_:)` or `bind(to:)`: the handle that can end
-/// it early.
+/// A binding made by `bind(to:_:)` or `bind(to:)`: the handle that can end it early.
 ///
 /// The *target* owns a key-path binding, not this handle: the binding lasts until the target is
 /// deallocated, so you may discard the handle (the `bind` methods are `@discardableResult`).
 /// Keep it only to end the binding before that:
 ///
 /// ```swift
-/// final class ScoreCell {
+/// final class ScoreView {
 ///   var scoreText = ""
-///   private var scoreBinding: PropertyBinding?
+///   private var liveScore: PropertyBinding?
 ///
 ///   func show(_ player: Player) {
 ///     // Binding the same (target, key path) again replaces the earlier binding by itself.
-///     player.score.map { "\($0) points" }.bind(to: self, \.scoreText)
+///     liveScore = player.$score.map { "\($0) points" }.bind(to: self, \.scoreText)
 ///   }
 ///
-///   func startEditing(_ player: Player) {
-///     scoreBinding = player.score.map { "\($0)" }.bind(to: self, \.scoreText)
-///   }
-///
-///   func stopEditing() {
-///     scoreBinding?.unbind()
+///   func freeze() {
+///     liveScore?.unbind()  // keeps showing the last score
 ///   }
 /// }
 /// ```
@@ -36,15 +31,11 @@ public final class PropertyBinding {
   let key: BindingKey
   private let lock = Lock()
   private var isActive = true  // guarded by `lock`
-  private var retainedSource: AnyObject?  // guarded by `lock`
   private weak var hub: (any BindingHubProtocol)?  // guarded by `lock`
 
-  /// - Parameters:
-  ///   - key: The bound (target, key path) pair.
-  ///   - source: A derived chain to keep alive while the binding is active, or `nil`.
-  init(key: BindingKey, retaining source: AnyObject?) {
+  /// - Parameter key: The bound (target, key path) pair.
+  init(key: BindingKey) {
     self.key = key
-    self.retainedSource = source
   }
 
   deinit {
@@ -76,20 +67,15 @@ public final class PropertyBinding {
     if !isActive { hub.remove(self) }
   }
 
-  /// Stops applying values, leaves the hub and lets go of the retained chain.
+  /// Stops applying values and leaves the hub, which lets go of the derived chain it kept
+  /// alive for this binding.
   func deactivate() {
-    let (hub, released): ((any BindingHubProtocol)?, AnyObject?) = lock.withLock {
+    let hub: (any BindingHubProtocol)? = lock.withLock {
       isActive = false
-      defer {
-        retainedSource = nil
-        self.hub = nil
-      }
-      return (self.hub, retainedSource)
+      defer { self.hub = nil }
+      return self.hub
     }
     hub?.remove(self)
-    // The last reference to a chain may go here; its deinit ends registrations, so it runs
-    // outside this binding's lock.
-    withExtendedLifetime(released) {}
   }
 }
 

@@ -111,19 +111,19 @@ extension ReadOnlyObservable {
     apply: @escaping (Target, Value) -> Void
   ) -> PropertyBinding {
     let binding = PropertyBinding(
-      key: BindingKey(target: ObjectIdentifier(target), keyPath: keyPath),
-      retaining: self as? any RetainedByBindings
+      key: BindingKey(target: ObjectIdentifier(target), keyPath: keyPath)
     )
     BindingRegistry.shared.install(binding, target: target)?.deactivate()
 
     // Changes reach the binding through the (source, target) hub. Its registration is owned by
-    // the target, so it ends with the target and with `removeObserver(target)`; the hub holds
-    // the binding, which holds a derived source: a cycle that the end of the registration or
-    // `deactivate()` breaks.
+    // the target, so it ends with the target and with `removeObserver(target)`; the hub keeps a
+    // derived source alive: a cycle that the end of the registration or `deactivate()` breaks.
     let (hub, isNew) = BindingRegistry.shared.hub(source: self, target: target) {
       BindingHub(target: target)
     }
-    hub.add(binding) { object, value in apply(unsafeDowncast(object, to: Target.self), value) }
+    hub.add(binding, retaining: self as? any RetainedByBindings) { object, value in
+      apply(unsafeDowncast(object, to: Target.self), value)
+    }
     binding.attach(to: hub)
     if isNew {
       observe(with: target as AnyObject) { [hub] target, value in hub.deliver(value, to: target) }

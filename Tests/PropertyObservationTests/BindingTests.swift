@@ -137,6 +137,22 @@ struct BindingTests {
     #expect(source.observerCount == 0)
   }
 
+  @Test func aKeptHandleDoesNotKeepTheChainAliveAfterTheTargetDies() {
+    let source = Observable(1)
+    weak var weakChain: ReadOnlyObservable<String>?
+    let binding: PropertyBinding
+    do {
+      let cell = FakeCell()
+      let chain = source.map { "\($0)%" }
+      weakChain = chain
+      binding = chain.bind(to: cell, \.progressText)
+    }
+    source.value = 2
+    #expect(weakChain == nil)
+    #expect(source.observerCount == 0)
+    binding.unbind()
+  }
+
   // MARK: - Rebinding
 
   @Test func rebindingReplacesTheEarlierBinding() {

@@ -14,6 +14,11 @@
 final class BindingHub<Value>: BindingHubProtocol {
   private struct Slot {
     let binding: PropertyBinding
+    /// The source when it is a derived chain: the slot keeps it alive, so an inline chain lives
+    /// as long as its binding. The chain's registration holds this hub, a cycle that ends with
+    /// the registration (target gone, `removeObserver(target)`) or with the slot (`unbind()`,
+    /// rebinding), whoever holds the ``PropertyBinding`` handle.
+    let retained: AnyObject?
     let apply: (AnyObject, Value) -> Void
   }
 
@@ -31,13 +36,24 @@ final class BindingHub<Value>: BindingHubProtocol {
     lock.deallocate()
   }
 
-  /// Adds a binding; `apply` writes a value to the target.
-  func add(_ binding: PropertyBinding, apply: @escaping (AnyObject, Value) -> Void) {
-    lock.withLock { slots.append(Slot(binding: binding, apply: apply)) }
+  /// Adds a binding; `apply` writes a value to the target, and `source` is kept alive with the
+  /// binding when it is a derived chain.
+  func add(
+    _ binding: PropertyBinding,
+    retaining source: AnyObject?,
+    apply: @escaping (AnyObject, Value) -> Void
+  ) {
+    lock.withLock { slots.append(Slot(binding: binding, retained: source, apply: apply)) }
   }
 
   func remove(_ binding: PropertyBinding) {
-    lock.withLock { slots.removeAll { $0.binding === binding } }
+    let removed: [Slot] = lock.withLock {
+      let removed = slots.filter { $0.binding === binding }
+      slots.removeAll { $0.binding === binding }
+      return removed
+    }
+    // Releasing a chain ends its upstream registrations: not under this lock.
+    withExtendedLifetime(removed) {}
   }
 
   /// Applies `value` through every binding, in the order they were added. Runs on the thread
