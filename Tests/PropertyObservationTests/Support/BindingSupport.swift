@@ -78,3 +78,20 @@ func runConcurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
   for _ in 0..<count { gate.signal() }
   group.wait()
 }
+
+/// Stops the test process with a clear message when two observables set each other endlessly,
+/// so that a broken loop guard fails its test instead of hanging the run.
+final class EchoLoopBreaker {
+  private let rounds = BindingLog<Int>()
+
+  /// Counts the rounds of `observables`, holding neither them nor anything they hold.
+  func watch<Value>(_ observables: Observable<Value>...) {
+    let rounds = self.rounds
+    for observable in observables {
+      observable.addObserver(self, removeIfExists: false) { _, _ in
+        rounds.append(1)
+        if rounds.events.count > 10_000 { fatalError("Echo loop: a two-way binding never settles") }
+      }
+    }
+  }
+}
