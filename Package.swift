@@ -9,6 +9,7 @@ let package = Package(
     .library(name: "PropertyObservationTesting", targets: ["PropertyObservationTesting"]),
     .executable(name: "walkthrough", targets: ["Walkthrough"]),
     .executable(name: "observingamodel", targets: ["ObservingAModel"]),
+    .executable(name: "bindings", targets: ["Bindings"]),
     .executable(name: "download", targets: ["Download"]),
   ],
   targets: [
@@ -34,6 +35,12 @@ let package = Package(
       name: "Download",
       dependencies: ["PropertyObservation"],
       path: "Examples/Download",
+      exclude: ["expected-output.txt"]
+    ),
+    .executableTarget(
+      name: "Bindings",
+      dependencies: ["PropertyObservation"],
+      path: "Examples/Bindings",
       exclude: ["expected-output.txt"]
     ),
     .testTarget(

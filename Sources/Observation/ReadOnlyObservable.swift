@@ -422,6 +422,8 @@ extension ReadOnlyObservable: CustomStringConvertible {
   /// `Observable<Int>(42, observers: 2)`.
   public var description: String {
     let (value, count) = lock.withLock { (storage, observers.liveCount) }
-    return "\(type(of: self))(\(value), observers: \(count))"
+    // Derived observables are internal subclasses; name the public type users know them by.
+    let typeName = self is Observable<Value> ? "Observable" : "ReadOnlyObservable"
+    return "\(typeName)<\(Value.self)>(\(value), observers: \(count))"
   }
 }

@@ -192,6 +192,8 @@ struct ObservationTokenTests {
     #expect(view.value == "y")
     #expect(seen == ["x", "y"])
     #expect(view.description == "Observable<String>(y, observers: 1)")
+    let derived = observable.map(\.count)
+    #expect(derived.description == "ReadOnlyObservable<Int>(1, observers: 0)")
     withExtendedLifetime(token) {}
   }
 }
