@@ -59,11 +59,16 @@ final class BindingHub<Value>: BindingHubProtocol {
   /// Applies `value` through every binding, in the order they were added. Runs on the thread
   /// delivering the source's round, without the lock.
   func deliver(_ value: Value, to target: AnyObject) {
-    let current = lock.withLock { slots }
+    // Plain lock and unlock rather than `withLock`: this runs unspecialized, where the generic
+    // helper would cost a metadata look-up per delivery.
+    lock.lock()
+    let current = slots
+    lock.unlock()
     for slot in current where slot.binding.isApplying {
       slot.apply(target, value)
     }
   }
+
 }
 
 /// What a ``PropertyBinding`` needs from its hub, whatever the value type.

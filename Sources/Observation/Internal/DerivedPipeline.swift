@@ -16,6 +16,9 @@
 final class DerivedPipeline<Event, Output> {
   private let lock = Lock()
   private var events: [Event] = []  // guarded by `lock`
+  /// Whether `events` is non-empty. Checked instead of `events` because this code runs
+  /// unspecialized, where any use of the generic array costs a metadata look-up per change.
+  private var hasEvents = false  // guarded by `lock`
   private var isDraining = true  // guarded by `lock`; the builder holds the role until `attach`
   /// Written once by the builder while it drains, read only by drainers; the drainer role is
   /// handed over under `lock`, which orders the accesses.
@@ -37,6 +40,7 @@ final class DerivedPipeline<Event, Output> {
     lock.lock()
     if isDraining {
       events.append(event)
+      hasEvents = true
       lock.unlock()
       return
     }
@@ -63,7 +67,12 @@ final class DerivedPipeline<Event, Output> {
   }
 
   private func popFirst() -> Event? {
-    lock.withLock { events.isEmpty ? nil : events.removeFirst() }
+    lock.lock()
+    defer { lock.unlock() }
+    guard hasEvents else { return nil }
+    let event = events.removeFirst()
+    hasEvents = !events.isEmpty
+    return event
   }
 
   private func process(_ event: Event) {
@@ -76,14 +85,19 @@ final class DerivedPipeline<Event, Output> {
   private func drain() {
     while true {
       lock.lock()
-      if events.isEmpty {
+      guard hasEvents else {
         isDraining = false
         lock.unlock()
         return
       }
-      let event = events.removeFirst()
       lock.unlock()
-      process(event)
+      takeNextEvent()
     }
+  }
+
+  /// The slow half of ``drain()``, kept apart so the common case never touches `events`.
+  @inline(never)
+  private func takeNextEvent() {
+    if let event = popFirst() { process(event) }
   }
 }
