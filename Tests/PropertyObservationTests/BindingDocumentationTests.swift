@@ -153,4 +153,44 @@ import Testing
     #expect(label.text == "1")
     #expect(count.observerCount == 0)
   }
+
+  /// "Why nothing leaks": rebinding the property, or `removeObserver(target)` on the chain,
+  /// releases an inline chain at once, while the target lives.
+  @Test func bindingsArticleRebindingOrRemovingReleasesAnInlineChainAtOnce() {
+    let source = Observable(1)
+    let cell = FakeCell()
+    weak var rebound: ReadOnlyObservable<String>?
+    weak var removed: ReadOnlyObservable<String>?
+    do {
+      let chain = source.map { "\($0)%" }
+      rebound = chain
+      chain.bind(to: cell, \.progressText)
+      let other = source.map { "\($0)!" }
+      removed = other
+      other.bind(to: cell, \.title)
+    }
+    #expect(rebound != nil && removed != nil, "the bindings keep their inline chains alive")
+    let plain = Observable("plain")
+    plain.bind(to: cell, \.progressText)
+    #expect(rebound == nil)
+    removed?.removeObserver(cell)
+    #expect(removed == nil)
+    source.value = 2
+    #expect(source.observerCount == 0)
+    #expect(cell.log.events == ["progress=1%", "title=1!", "progress=plain"])
+  }
+
+  /// "Testing without waiting": the article's `ManualScheduler` snippet, run as written.
+  @Test func drivingArticleManualSchedulerSnippet() {
+    let main = ManualScheduler()
+    let count = Observable(0)
+    let log = DriverLog<Int>()
+    let token = count.asDriver(scheduler: .manual(main)).drive { log.append($0) }
+    count.value = 1
+    main.runOnMain { count.value = 2 }
+    #expect(log.events == [])
+    main.runAll()
+    #expect(log.events == [0, 1, 2])
+    withExtendedLifetime(token) {}
+  }
 }
