@@ -11,6 +11,8 @@ let package = Package(
     .executable(name: "observingamodel", targets: ["ObservingAModel"]),
     .executable(name: "bindings", targets: ["Bindings"]),
     .executable(name: "download", targets: ["Download"]),
+    .executable(name: "bindingamodel", targets: ["BindingAModel"]),
+    .executable(name: "drivingaview", targets: ["DrivingAView"]),
   ],
   targets: [
     .target(name: "PropertyObservation", path: "Sources/Observation"),
@@ -41,6 +43,18 @@ let package = Package(
       name: "Bindings",
       dependencies: ["PropertyObservation"],
       path: "Examples/Bindings",
+      exclude: ["expected-output.txt"]
+    ),
+    .executableTarget(
+      name: "BindingAModel",
+      dependencies: ["PropertyObservation"],
+      path: "Examples/BindingAModel",
+      exclude: ["expected-output.txt"]
+    ),
+    .executableTarget(
+      name: "DrivingAView",
+      dependencies: ["PropertyObservation"],
+      path: "Examples/DrivingAView",
       exclude: ["expected-output.txt"]
     ),
     .testTarget(

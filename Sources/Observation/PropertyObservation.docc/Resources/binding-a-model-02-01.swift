@@ -1,0 +1,33 @@
+import PropertyObservation
+
+/// A user whose name and unread count the app shows.
+final class User {
+  @Observed var name: String
+  @Observed var unreadCount = 0
+
+  init(name: String) {
+    self.name = name
+  }
+}
+
+/// Stands in for a label: prints its text whenever it is set.
+final class Label {
+  let name: String
+  var text: String? {
+    didSet { print("[\(name)] \(text ?? "")") }
+  }
+
+  init(name: String) {
+    self.name = name
+  }
+}
+
+let user = User(name: "Madeline")
+let nameLabel = Label(name: "name")
+let badge = Label(name: "badge")
+
+user.$name.bind(to: nameLabel, \.text)
+user.$unreadCount.map { $0 == 0 ? "No messages" : "\($0) unread" }.bind(to: badge, \.text)
+
+user.name = "Amelia"
+user.unreadCount += 2

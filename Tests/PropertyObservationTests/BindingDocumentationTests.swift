@@ -1,0 +1,196 @@
+import Foundation
+import PropertyObservation
+import Testing
+
+/// The claims and snippets of "Getting started" (the binding layer), "Bindings and lifetimes" and
+/// "Driving UI from the main queue", run as written. When one fails, fix the article with the code.
+@Suite struct BindingDocumentationTests {
+  /// "Getting started": the walk-through with `@Observed`, `map` and `bind(to:_:)`; the inline
+  /// chain lives while the label does and goes with the source's next change after it.
+  @Test func gettingStartedBindingLayerFollowsTheNameUntilTheLabelGoes() {
+    let user = DocumentationUser(name: "Madeline")
+    weak var weakChain: ReadOnlyObservable<String>?
+    weak var weakLabel: DocumentationTextLabel?
+    var log: [String] = []
+    do {
+      let label = DocumentationTextLabel()
+      weakLabel = label
+      let chain = user.$name.map { "User's name is \($0)" }
+      weakChain = chain
+      chain.bind(to: label, \.text)
+      user.name = "Amelia"
+      log = label.log
+    }
+    #expect(log == ["User's name is Madeline", "User's name is Amelia"])
+    #expect(weakLabel == nil)
+    user.name = "Amelia is outta here!"
+    #expect(weakChain == nil)
+    #expect(user.$name.observerCount == 0)
+  }
+
+  /// "Who owns a binding": the handle is not the owner; `unbind()` leaves the last value.
+  @Test func bindingsArticleUnbindLeavesTheLastValue() {
+    let user = DocumentationUser(name: "Madeline")
+    let label = DocumentationTextLabel()
+    user.$name.bind(to: label, \.text)
+    user.name = "Amelia"
+    let binding = user.$name.bind(to: label, \.text)
+    binding.unbind()
+    user.name = "Ray"
+    #expect(label.log == ["Madeline", "Amelia", "Amelia"])
+    #expect(label.text == "Amelia")
+  }
+
+  /// "Who owns a binding": `removeObserver(target)` ends every binding from that source to
+  /// that target, and leaves the bindings of other targets; a derived chain's binding ends with
+  /// `removeObserver` on the chain, not on its source.
+  @Test func bindingsArticleRemoveObserverEndsEveryBindingFromThatSourceToThatTarget() {
+    let model = FakeModel(title: "a")
+    let cell = FakeCell()
+    let other = FakeLabel()
+    let decorated = FakeLabel()
+    model.title.bind(to: cell, \.title)
+    model.title.bind(to: cell, \.progressText)
+    model.title.bind(to: other, \.text)
+    let chain = model.title.map { "\($0)!" }
+    chain.bind(to: decorated, \.text)
+
+    model.title.removeObserver(cell)
+    model.title.removeObserver(decorated)
+    model.title.value = "b"
+    chain.removeObserver(decorated)
+    model.title.value = "c"
+
+    #expect(cell.log.events == ["title=a", "progress=a"])
+    #expect(other.log.events == ["a", "b", "c"])
+    #expect(decorated.log.events == ["a!", "b!"])
+  }
+
+  /// "Rebinding a reused cell": the article's snippet.
+  @Test func bindingsArticleReusedCellFollowsOnlyTheLastUser() {
+    let madeline = DocumentationUser(name: "Madeline")
+    let ray = DocumentationUser(name: "Ray")
+    let cell = DocumentationUserCell()
+    cell.show(madeline)
+    cell.show(ray)
+    madeline.name = "Madeline B."
+    ray.name = "Raymond"
+    #expect(cell.titleLabel.log == ["Madeline", "Ray", "Raymond"])
+  }
+
+  /// "Two-way bindings": the article's snippet; the model wins at binding time.
+  @Test func bindingsArticleTwoWaySnippet() {
+    let profile = DocumentationUser(name: "Madeline")
+    let fieldText = Observable("typed before binding")
+    var modelLog: [String] = []
+    var fieldLog: [String] = []
+    let modelToken = profile.$name.observe { name, _ in modelLog.append(name) }
+    let fieldToken = fieldText.observe { text, _ in fieldLog.append(text) }
+    let token = profile.$name.bindBidirectionally(to: fieldText)
+    fieldText.value = "Ada"
+    profile.name = "Grace"
+    #expect(modelLog == ["Ada", "Grace"])
+    #expect(fieldLog == ["Madeline", "Ada", "Grace"])
+    withExtendedLifetime((modelToken, fieldToken, token)) {}
+  }
+
+  /// "The @Observed property wrapper": the snippet, and the JSON of plain properties.
+  @Test func bindingsArticleObservedPlayerBindsAndEncodesAsPlainProperties() throws {
+    let player = DocumentationPlayer()
+    let scoreLabel = DocumentationTextLabel()
+    player.$score.map { "\($0) points" }.bind(to: scoreLabel, \.text)
+    player.score += 10
+    #expect(scoreLabel.log == ["0 points", "10 points"])
+
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = .sortedKeys
+    let json = String(decoding: try encoder.encode(player), as: UTF8.self)
+    #expect(json == #"{"name":"Ray","score":10}"#)
+  }
+
+  /// "Fallible sources": the recover closure runs once per failure, however many subscribers.
+  @Test func drivingArticleRecoverRunsOncePerFailureForAllSubscribers() {
+    struct Offline: Error {}
+    let status = Observable<Result<String, Offline>>(.success("Waiting"))
+    let recoveries = DriverLog<String>()
+    let driver = status.asDriver(scheduler: .immediate) { _ in
+      recoveries.append("recover")
+      return "Failed"
+    }
+    let first = DriverLog<String>()
+    let second = DriverLog<String>()
+    let tokens = [driver.drive { first.append($0) }, driver.drive { second.append($0) }]
+    status.value = .failure(Offline())
+    status.value = .success("Done")
+    #expect(recoveries.events == ["recover"])
+    #expect(first.events == ["Waiting", "Failed", "Done"])
+    #expect(second.events == ["Waiting", "Failed", "Done"])
+    withExtendedLifetime(tokens) {}
+  }
+
+  /// "Driving": `stopDriving(target)` ends a binder drive owned by that target.
+  @Test func drivingArticleStopDrivingEndsABinderDrive() {
+    let count = Observable(0)
+    let label = DriverTestLabel()
+    let driver = count.asDriver(scheduler: .immediate)
+    driver.drive(Binder(label, scheduler: .immediate) { label, value in label.text = "\(value)" })
+    count.value = 1
+    driver.stopDriving(label)
+    count.value = 2
+    #expect(label.text == "1")
+    #expect(count.observerCount == 0, "the last subscriber took the upstream registration along")
+  }
+
+  /// "Who owns a binding": a binder binding is owned by the binder's target and ends with
+  /// `removeObserver(target)`.
+  @Test func bindingsArticleRemoveObserverEndsABinderBinding() {
+    let count = Observable(0)
+    let label = DriverTestLabel()
+    count.bind(to: Binder(label, scheduler: .immediate) { label, value in label.text = "\(value)" })
+    count.value = 1
+    count.removeObserver(label)
+    count.value = 2
+    #expect(label.text == "1")
+    #expect(count.observerCount == 0)
+  }
+
+  /// "Why nothing leaks": rebinding the property, or `removeObserver(target)` on the chain,
+  /// releases an inline chain at once, while the target lives.
+  @Test func bindingsArticleRebindingOrRemovingReleasesAnInlineChainAtOnce() {
+    let source = Observable(1)
+    let cell = FakeCell()
+    weak var rebound: ReadOnlyObservable<String>?
+    weak var removed: ReadOnlyObservable<String>?
+    do {
+      let chain = source.map { "\($0)%" }
+      rebound = chain
+      chain.bind(to: cell, \.progressText)
+      let other = source.map { "\($0)!" }
+      removed = other
+      other.bind(to: cell, \.title)
+    }
+    #expect(rebound != nil && removed != nil, "the bindings keep their inline chains alive")
+    let plain = Observable("plain")
+    plain.bind(to: cell, \.progressText)
+    #expect(rebound == nil)
+    removed?.removeObserver(cell)
+    #expect(removed == nil)
+    source.value = 2
+    #expect(source.observerCount == 0)
+    #expect(cell.log.events == ["progress=1%", "title=1!", "progress=plain"])
+  }
+
+  /// "Testing without waiting": the article's `ManualScheduler` snippet, run as written.
+  @Test func drivingArticleManualSchedulerSnippet() {
+    let main = ManualScheduler()
+    let count = Observable(0)
+    let log = DriverLog<Int>()
+    let token = count.asDriver(scheduler: .manual(main)).drive { log.append($0) }
+    count.value = 1
+    main.runOnMain { count.value = 2 }
+    #expect(log.events == [])
+    main.runAll()
+    #expect(log.events == [0, 1, 2])
+    withExtendedLifetime(token) {}
+  }
+}
