@@ -1,0 +1,10 @@
+/// The column names, shared by the tables and the target checks.
+enum Column {
+  static let closures = "closure loop"
+  static let floor = "weak-owner floor"
+  static let lockedFloor = "floor + mutex"
+  static let combine = "OpenCombine"
+  static let owner = "addObserver"
+  static let ownerBeside = "addObserver, removeIfExists: false"
+  static let token = "observe (token)"
+}
