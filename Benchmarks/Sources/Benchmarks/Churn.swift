@@ -58,17 +58,19 @@ func churnContenders(permanent count: Int) -> [Contender] {
     let cancellables = accumulators.all.prefix(count).map { accumulator in
       subject.sink { value in accumulator.total &+= value }
     }
-    contenders.append(
-      Contender(
-        Column.combine, unitsPerIteration: 1,
-        checksum: { withExtendedLifetime(cancellables) { accumulators.checksum } }
-      ) { iterations in
+    var contender = Contender(
+      Column.combine, unitsPerIteration: 1,
+      checksum: { withExtendedLifetime(cancellables) { accumulators.checksum } },
+      run: { iterations in
         for value in 0..<iterations {
           let cancellable = subject.sink { value in churner.total &+= value }
           subject.send(value)
           cancellable.cancel()
         }
       })
+    // A new sink also receives the current value when it subscribes.
+    contender.comparable = false
+    contenders.append(contender)
   }
 
   do {

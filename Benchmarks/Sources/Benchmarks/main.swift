@@ -140,10 +140,10 @@ do {
 }
 
 do {
-  let count = configuration.smoke ? 10 : 10_000
+  let count = configuration.smoke ? 10 : 5_000
   let columns = [Column.floor, Column.combine, Column.owner, Column.ownerBeside, Column.token]
   let start = now()
-  let costs = registrationCosts(count: count, repetitions: configuration.smoke ? 1 : 5)
+  let costs = registrationCosts(count: count, repetitions: configuration.smoke ? 1 : 3)
   progress("registration: \(format(Double(now() - start) / 1e9, fractionDigits: 2)) s")
   var table = Table(
     title: "Registering \(count) observers, then releasing them and setting once",
