@@ -7,6 +7,7 @@ let package = Package(
   products: [
     .library(name: "PropertyObservation", targets: ["PropertyObservation"]),
     .executable(name: "walkthrough", targets: ["Walkthrough"]),
+    .executable(name: "download", targets: ["Download"]),
   ],
   targets: [
     .target(name: "PropertyObservation", path: "Sources/Observation"),
@@ -14,6 +15,12 @@ let package = Package(
       name: "Walkthrough",
       dependencies: ["PropertyObservation"],
       path: "Examples/Walkthrough"
+    ),
+    .executableTarget(
+      name: "Download",
+      dependencies: ["PropertyObservation"],
+      path: "Examples/Download",
+      exclude: ["expected-output.txt"]
     ),
     .testTarget(
       name: "PropertyObservationTests",

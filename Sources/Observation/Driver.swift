@@ -1,0 +1,401 @@
+/// A main-queue view of an observable for UI code: it never fails, delivers on the main queue in
+/// order, shares one upstream observation among all its subscribers, and replays the latest
+/// value to each new one.
+///
+/// Create one with ``ReadOnlyObservable/asDriver(policy:scheduler:)`` and drive views with it:
+///
+/// ```swift
+/// final class DownloadViewController {
+///   let titleLabel = Label()
+///   let progressView = ProgressView()
+///   private var tokens = Set<ObservationToken>()
+///
+///   func show(_ download: Download) {
+///     let title = download.title.asDriver()  // set from a background queue
+///     title.drive(titleLabel, \.text)  // ends when the label goes
+///     download.progress.asDriver(policy: .coalescing)
+///       .drive { [progressView] in progressView.fraction = $0 }
+///       .store(in: &tokens)
+///   }
+/// }
+/// ```
+///
+/// ## Main queue
+///
+/// Every callback runs on the main queue (see ``MainScheduler``). A value is delivered at once,
+/// inside the call that set it, when it is set on the main queue and nothing of this driver is
+/// still waiting there; otherwise it is queued with `DispatchQueue.main.async`. A value set on
+/// the main queue never overtakes one queued earlier from a background thread, and a value set
+/// from inside a drive callback is delivered after that callback's value to every subscriber.
+/// `drive` itself may be called from any thread: the replay then reaches the subscriber on the
+/// main queue a moment later.
+///
+/// ## Sharing and replay
+///
+/// All subscribers share one registration on the upstream observable, made when the first
+/// subscribes and removed when the last goes, so one change runs the upstream work (a derived
+/// observable's transform, the `onErrorRecover` closure) once, however many subscribers there
+/// are. A new subscriber first receives the value that was current when it subscribed, then
+/// every later change, in order.
+///
+/// ## Lifetime
+///
+/// A driver keeps its source observable alive (so `model.name.map(format).asDriver()` may be
+/// stored on its own), and each ``ObservationToken`` from `drive(_:)` keeps the driver alive.
+/// Nothing else does: an unused driver is released, and the upstream registration ends with the
+/// last subscriber. A drive owned by a target (`drive(target, \.property)`, ``drive(with:_:)``,
+/// `drive(binder)`) keeps the driver alive until the target is gone; the driver notices that at
+/// the next upstream change or delivery, then lets go (until then the driver and its source stay
+/// in memory; prefer the token form where the source may outlive the view without changing).
+///
+/// > Important: Values cross from the thread that set them to the main queue. Use `Sendable`
+/// > values (the driver is `Sendable` when `Value` is). Cancelling a token on the main queue
+/// > stops its deliveries at once, also deliveries already queued; cancelling it on another
+/// > thread while the main queue is delivering may let that one delivery through.
+public final class Driver<Value> {
+  typealias Subscription = DriveSubscription<Value>
+
+  fileprivate enum Item {
+    /// A change for every subscriber that joined before `sequence`.
+    case broadcast(sequence: UInt64, value: Value)
+    /// The value current when `subscription` joined, for it alone.
+    case replay(Subscription, Value)
+  }
+
+  /// Registers the given closure on the source with `.initial` and `.new`; captures the source.
+  private let connectUpstream: (@escaping (Value) -> Void) -> ObservationToken
+  private let policy: DeliveryPolicy
+  private let lock = Lock()
+  // Set once in `init`, read-only afterwards.
+  private var lane: MainQueueLane<Item>!
+
+  // Guarded by `lock`.
+  @exclusivity(unchecked) private var subscriptions: [Subscription] = []
+  @exclusivity(unchecked) private var targetOwnedCount = 0
+  @exclusivity(unchecked) private var upstream: ObservationToken?
+  @exclusivity(unchecked) private var isConnecting = false
+  /// Bumped on every disconnect, so a late callback of an ended upstream registration (the core
+  /// may call it once more when it is removed from another thread) is ignored.
+  @exclusivity(unchecked) private var connection: UInt64 = 0
+  @exclusivity(unchecked) private var sequence: UInt64 = 0
+  @exclusivity(unchecked) private var latest: Value?
+  /// The driver itself while target-owned drives exist, since no token holds it then.
+  @exclusivity(unchecked) private var keepAlive: Driver<Value>?
+
+  init(
+    policy: DeliveryPolicy,
+    scheduler: MainScheduler,
+    connectUpstream: @escaping (@escaping (Value) -> Void) -> ObservationToken
+  ) {
+    self.policy = policy
+    self.connectUpstream = connectUpstream
+    // The lane may outlive the driver by a queued turn; it must not keep the driver alive.
+    let box = WeakDriver<Value>()
+    self.lane = MainQueueLane(scheduler: scheduler) { box.driver?.deliver($0) }
+    box.driver = self
+  }
+
+  deinit {
+    lock.deallocate()
+  }
+
+  // MARK: - Driving
+
+  /// Calls `onNext` on the main queue with the current value, then with every change, until the
+  /// returned token is cancelled or released.
+  ///
+  /// ```swift
+  /// let token = model.status.asDriver().drive { status in
+  ///   statusLabel.text = status
+  /// }
+  /// ```
+  ///
+  /// When called on the main queue with nothing of this driver waiting, `onNext` receives the
+  /// current value before `drive` returns; otherwise it receives it on the main queue shortly
+  /// after. Calling `drive` from a background thread is allowed.
+  ///
+  /// - Parameter onNext: Receives each value, on the main queue.
+  /// - Returns: The token that owns the subscription; it also keeps the driver alive.
+  public func drive(_ onNext: @escaping @MainActor (Value) -> Void) -> ObservationToken {
+    let token = ObservationToken(source: self)
+    let scheduler = lane.scheduler
+    subscribe(
+      Subscription(tokenIdentity: Self.identity(of: token)) { value in
+        scheduler.runOnMainActor(onNext, with: value)
+      })
+    return token
+  }
+
+  /// Sets `keyPath` of `target` to the current value and to every change, on the main queue,
+  /// for as long as `target` lives.
+  ///
+  /// `target` is held weakly; the drive ends by itself when it is deallocated, or earlier with
+  /// ``stopDriving(_:)``. There is no token to keep.
+  ///
+  /// ```swift
+  /// model.title.asDriver().drive(titleLabel, \.text)
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - target: The object to update, held weakly.
+  ///   - keyPath: The property to set.
+  public func drive<Target: AnyObject>(
+    _ target: Target,
+    _ keyPath: ReferenceWritableKeyPath<Target, Value>
+  ) {
+    subscribe(
+      Subscription(target: target) { [weak target] value in
+        target?[keyPath: keyPath] = value
+      })
+  }
+
+  /// Sets an optional `keyPath` of `target` (a label's `text: String?`) to the current value and
+  /// to every change, on the main queue, for as long as `target` lives.
+  ///
+  /// Behaves like the non-optional form, `drive(target, \.property)`.
+  ///
+  /// - Parameters:
+  ///   - target: The object to update, held weakly.
+  ///   - keyPath: The optional property to set.
+  public func drive<Target: AnyObject>(
+    _ target: Target,
+    _ keyPath: ReferenceWritableKeyPath<Target, Value?>
+  ) {
+    subscribe(
+      Subscription(target: target) { [weak target] value in
+        target?[keyPath: keyPath] = value
+      })
+  }
+
+  /// Calls `handler` with `owner` and the current value, then with every change, on the main
+  /// queue, for as long as `owner` lives.
+  ///
+  /// `owner` is held weakly and passed to `handler`, so the closure needs no `[weak self]`. The
+  /// drive ends when `owner` is deallocated, or earlier with ``stopDriving(_:)``.
+  ///
+  /// ```swift
+  /// download.progress.asDriver().drive(with: self) { controller, fraction in
+  ///   controller.progressView.fraction = fraction
+  /// }
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - owner: The owner of the drive, held weakly.
+  ///   - handler: Receives the owner and each value, on the main queue.
+  public func drive<Owner: AnyObject>(
+    with owner: Owner,
+    _ handler: @escaping @MainActor (Owner, Value) -> Void
+  ) {
+    let scheduler = lane.scheduler
+    subscribe(
+      Subscription(target: owner) { [weak owner] value in
+        guard let owner else { return }
+        scheduler.runOnMainActor(handler, with: (owner, value))
+      })
+  }
+
+  /// Sends the current value and every change to `binder`, for as long as its target lives.
+  ///
+  /// The values reach the binder on the main queue, so it applies them at once. If the binder's
+  /// target is already gone, nothing happens.
+  ///
+  /// - Parameter binder: The binder to feed; its target owns the drive.
+  public func drive(_ binder: Binder<Value>) {
+    guard let target = binder.target else { return }
+    subscribe(Subscription(target: target) { value in binder.send(value) })
+  }
+
+  /// Ends every drive owned by `target` (key-path, owner and binder drives) now.
+  ///
+  /// Called on the main queue, no further value reaches `target` through this driver, not even
+  /// one already queued. Stopping a target that has no drive does nothing.
+  ///
+  /// - Parameter target: The target or owner passed to `drive`.
+  public func stopDriving(_ target: AnyObject) {
+    removeSubscriptions { $0.target === target }
+  }
+
+  /// How many times this driver has queued work on the main queue (a "hop"), for benchmarks and
+  /// diagnostics.
+  ///
+  /// Values delivered at once on the main queue, and values that join a turn already queued,
+  /// cost no hop; with ``DeliveryPolicy/coalescing`` a burst of background values costs about
+  /// one hop per main-queue turn.
+  public var mainQueueHopCount: Int {
+    lane.hopCount
+  }
+
+  // MARK: - Subscriptions
+
+  private static func identity(of token: ObservationToken) -> UInt {
+    UInt(bitPattern: ObjectIdentifier(token))
+  }
+
+  private func subscribe(_ subscription: Subscription) {
+    lock.lock()
+    subscription.joined = sequence
+    subscriptions.append(subscription)
+    if subscription.isTargetOwned {
+      targetOwnedCount += 1
+      keepAlive = self
+    }
+    // Without a latest value the upstream's initial value is still to come; it is broadcast to
+    // everyone who joined before it, this subscriber included.
+    var drainNow = false
+    if let latest {
+      drainNow = lane.submit(.replay(subscription, latest))
+    }
+    let mustConnect = upstream == nil && !isConnecting
+    if mustConnect { isConnecting = true }
+    let generation = connection
+    lock.unlock()
+    if drainNow { lane.drain() }
+    if mustConnect { connect(generation) }
+  }
+
+  /// Registers on the upstream observable; its initial value is broadcast like a change.
+  private func connect(_ generation: UInt64) {
+    var generation = generation
+    while true {
+      let current = generation
+      let token = connectUpstream { [weak self] value in
+        self?.receive(value, connection: current)
+      }
+      lock.lock()
+      if subscriptions.isEmpty {
+        isConnecting = false
+        latest = nil
+        lock.unlock()
+        token.cancel()
+        return
+      }
+      if connection == generation {
+        upstream = token
+        isConnecting = false
+        lock.unlock()
+        return
+      }
+      // Everyone left and someone came back while the registration was being made: its
+      // callbacks are ignored now, so register again.
+      generation = connection
+      latest = nil
+      lock.unlock()
+      token.cancel()
+    }
+  }
+
+  /// An upstream change, on the thread that delivers it.
+  private func receive(_ value: Value, connection generation: UInt64) {
+    lock.lock()
+    guard generation == connection else {
+      lock.unlock()
+      return
+    }
+    sequence &+= 1
+    latest = value
+    var ended: [Subscription] = []
+    if targetOwnedCount > 0 {
+      for subscription in subscriptions where subscription.hasLostTarget {
+        ended.append(subscription)
+      }
+    }
+    var drainNow = false
+    if subscriptions.count > ended.count {
+      let item = Item.broadcast(sequence: sequence, value: value)
+      switch policy {
+      case .everyValue: drainNow = lane.submit(item)
+      case .coalescing: drainNow = lane.submit(item, merging: Self.mergeBroadcasts)
+      }
+    }
+    let released = end(ended)
+    lock.unlock()
+    released.finish()
+    if drainNow { lane.drain() }
+  }
+
+  private static func mergeBroadcasts(_ waiting: inout Item, _ new: Item) -> Bool {
+    guard case .broadcast = waiting, case .broadcast = new else { return false }
+    waiting = new
+    return true
+  }
+
+  /// One queued item, on the main queue.
+  private func deliver(_ item: Item) {
+    switch item {
+    case .broadcast(let sequence, let value):
+      let receivers = lock.withLock { subscriptions.filter { $0.joined < sequence } }
+      for subscription in receivers { call(subscription, with: value) }
+    case .replay(let subscription, let value):
+      call(subscription, with: value)
+    }
+  }
+
+  private func call(_ subscription: Subscription, with value: Value) {
+    // Read under the lock: a callback earlier in this turn may have cancelled it.
+    guard lock.withLock({ subscription.isActive }) else { return }
+    if subscription.hasLostTarget {
+      removeSubscriptions { $0 === subscription }
+      return
+    }
+    subscription.handler(value)
+  }
+
+  private func removeSubscriptions(where shouldRemove: (Subscription) -> Bool) {
+    lock.lock()
+    let released = end(subscriptions.filter(shouldRemove))
+    lock.unlock()
+    released.finish()
+  }
+
+  /// Ends `ended` and disconnects when no subscriber is left. Lock held; the caller calls
+  /// `finish()` on the result once it has unlocked, since cancelling the upstream registration
+  /// and releasing the driver must not happen under the driver's own lock.
+  private func end(_ ended: [Subscription]) -> Released {
+    var released = Released()
+    guard !ended.isEmpty else { return released }
+    for subscription in ended where subscription.isActive {
+      subscription.isActive = false
+      if subscription.isTargetOwned { targetOwnedCount -= 1 }
+    }
+    subscriptions.removeAll { !$0.isActive }
+    if targetOwnedCount == 0 {
+      released.driver = keepAlive
+      keepAlive = nil
+    }
+    if subscriptions.isEmpty {
+      released.upstream = upstream
+      upstream = nil
+      latest = nil
+      connection &+= 1
+    }
+    return released
+  }
+
+  /// What a removal lets go of, released outside the lock.
+  private struct Released {
+    var upstream: ObservationToken?
+    var driver: Driver<Value>?
+
+    consuming func finish() {
+      upstream?.cancel()
+      upstream = nil
+      driver = nil
+    }
+  }
+}
+
+// Every mutable property is guarded by `lock`; `lane` is written once, in `init`.
+extension Driver: @unchecked Sendable where Value: Sendable {}
+
+extension Driver: RegistrationRemoving {
+  func removeRegistration(ownedBy token: ObservationToken) {
+    let identity = Self.identity(of: token)
+    removeSubscriptions { $0.tokenIdentity == identity }
+  }
+}
+
+/// The driver a lane delivers to, held weakly because a queued turn may outlive it.
+private final class WeakDriver<Value>: @unchecked Sendable {
+  // Written once, before the lane can run a turn.
+  weak var driver: Driver<Value>?
+}

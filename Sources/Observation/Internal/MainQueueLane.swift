@@ -1,0 +1,102 @@
+/// A serial line of work items delivered on a ``MainScheduler``'s main queue, in order.
+///
+/// The rule that keeps order (the pending counter of RxSwift's MainScheduler and ReactiveSwift's
+/// UIScheduler, kept per lane): an item is delivered at once only when the caller is on the main
+/// queue and the lane is idle, with nothing queued and nothing being delivered. Otherwise it
+/// joins the queue and the thread that holds the lane, or one main-queue turn scheduled for it,
+/// delivers it after the items before it. So a value set on the main queue never overtakes one a
+/// background thread queued earlier, and a value sent from inside a delivery (re-entrantly) is
+/// delivered after the current one, never nested inside it.
+///
+/// A turn delivers only the items queued when it starts and then schedules another turn for the
+/// rest, so a fast producer cannot starve the main queue.
+///
+/// Thread-safe. ``submit(_:merging:)`` may be called under the caller's own lock: it never runs
+/// user code, it only reports whether the caller must call ``drain()`` once it has unlocked.
+final class MainQueueLane<Item>: @unchecked Sendable {
+  let scheduler: MainScheduler
+  private let deliver: (Item) -> Void
+  private let lock = Lock()
+  @exclusivity(unchecked) private var items: [Item] = []
+  @exclusivity(unchecked) private var head = 0
+  /// Set while a thread on the main queue delivers or a turn is scheduled for the lane.
+  @exclusivity(unchecked) private var isBusy = false
+  @exclusivity(unchecked) private var hops = 0
+
+  /// - Parameters:
+  ///   - scheduler: Where items are delivered.
+  ///   - deliver: Called with each item on the scheduler's main queue, one at a time, in order.
+  init(scheduler: MainScheduler, deliver: @escaping (Item) -> Void) {
+    self.scheduler = scheduler
+    self.deliver = deliver
+  }
+
+  deinit {
+    lock.deallocate()
+  }
+
+  /// How many main-queue turns the lane has scheduled so far.
+  var hopCount: Int {
+    lock.withLock { hops }
+  }
+
+  /// Queues `item`. If `merging` returns `true` for the last waiting item, the item is taken as
+  /// merged into it instead (the coalescing policy).
+  ///
+  /// - Returns: `true` when the caller is on the main queue and the lane was idle: it must then
+  ///   call ``drain()`` (after releasing its own lock) to deliver the item at once.
+  func submit(_ item: Item, merging: ((inout Item, Item) -> Bool)? = nil) -> Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    if let merging, head < items.count, merging(&items[items.count - 1], item) {
+      return false
+    }
+    items.append(item)
+    if isBusy { return false }
+    isBusy = true
+    if scheduler.isCurrent { return true }
+    scheduleTurn()
+    return false
+  }
+
+  /// Delivers the waiting items; called by the thread that took the lane in
+  /// ``submit(_:merging:)``, or by a scheduled turn.
+  func drain() {
+    lock.lock()
+    var budget = items.count - head
+    while true {
+      while budget > 0 {
+        let item = items[head]
+        head += 1
+        budget -= 1
+        lock.unlock()
+        deliver(item)
+        lock.lock()
+      }
+      if head == items.count {
+        items.removeAll(keepingCapacity: items.count < 64)
+        head = 0
+        isBusy = false
+        lock.unlock()
+        return
+      }
+      if scheduler.runsInline {
+        budget = items.count - head
+        continue
+      }
+      items.removeFirst(head)
+      head = 0
+      scheduleTurn()
+      lock.unlock()
+      return
+    }
+  }
+
+  /// Lock held. Never called for `.immediate`, whose `enqueue` would run the turn right here
+  /// under the lock: on that scheduler the caller is always "on the main queue" and drains
+  /// inline instead.
+  private func scheduleTurn() {
+    hops += 1
+    scheduler.enqueue { self.drain() }
+  }
+}

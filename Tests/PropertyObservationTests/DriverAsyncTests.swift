@@ -1,0 +1,78 @@
+import Dispatch
+import PropertyObservation
+import Testing
+
+/// Drivers made from async operations, and a driver's values as an async sequence.
+@Suite struct DriverAsyncTests {
+  private struct Offline: Error {}
+
+  @Test func anAsyncOperationRunsOnceForAllSubscribers() async {
+    let runs = DriverLog<String>()
+    let gate = DispatchSemaphore(value: 0)
+    let driver = Driver(
+      initialValue: "loading", onErrorJustReturn: "fallback", scheduler: .immediate
+    ) {
+      runs.append("request")
+      gate.wait()  // holds the response until every subscriber is in
+      return "response"
+    }
+    let first = DriverLog<String>()
+    let second = DriverLog<String>()
+    let tokens = [driver.drive { first.append($0) }, driver.drive { second.append($0) }]
+    gate.signal()
+    #expect(await second.waitForCount(2))
+    let late = DriverLog<String>()
+    let lateToken = driver.drive { late.append($0) }
+    #expect(runs.events == ["request"])
+    #expect(first.events == ["loading", "response"])
+    #expect(second.events == ["loading", "response"])
+    #expect(late.events == ["response"])
+    withExtendedLifetime((tokens, lateToken)) {}
+  }
+
+  @Test func aThrowingOperationDeliversTheFallback() async {
+    let driver = Driver<String>(
+      initialValue: "loading", onErrorJustReturn: "fallback", scheduler: .immediate
+    ) {
+      throw Offline()
+    }
+    let log = DriverLog<String>()
+    let token = driver.drive { log.append($0) }
+    #expect(await log.waitForCount(2))
+    #expect(log.events == ["loading", "fallback"])
+    withExtendedLifetime(token) {}
+  }
+
+  @MainActor @Test func valuesYieldsTheCurrentValueThenEveryChangeOnTheMainQueue() async {
+    let count = Observable(0)
+    let values = count.asDriver().values
+    let log = DriverLog<Delivery<Int>>()
+    let consumer = Task { @MainActor in
+      for await value in values {
+        log.append(Delivery(value: value, onMainQueue: TestMainQueue.isCurrent))
+      }
+    }
+    #expect(await log.waitForCount(1))
+    DispatchQueue.global().async {
+      count.value = 1
+      count.value = 2
+    }
+    #expect(await log.waitForCount(3))
+    consumer.cancel()
+    #expect(log.events == [0, 1, 2].map { Delivery(value: $0, onMainQueue: true) })
+  }
+
+  @MainActor @Test func endingTheIterationEndsTheSubscription() async {
+    let count = Observable(0)
+    weak var weakDriver: Driver<Int>?
+    do {
+      let driver = count.asDriver()
+      weakDriver = driver
+      for await value in driver.values where value == 0 {
+        break
+      }
+      #expect(count.observerCount == 0)
+    }
+    #expect(weakDriver == nil)
+  }
+}

@@ -1,0 +1,230 @@
+import Dispatch
+import PropertyObservation
+import XCTest
+
+/// Driver and Binder on the real main queue. XCTest's `wait(for:timeout:)` runs the main run loop
+/// on the main thread on Linux, which drains the main queue, so these tests are XCTest cases whose
+/// bodies run on the main queue.
+final class DriverMainQueueTests: XCTestCase {
+  private let background = DispatchQueue(label: "DriverMainQueueTests.background")
+
+  /// Sets `observable` to each value from a background queue and waits until it is done.
+  private func setInBackground(_ observable: Observable<Int>, to values: [Int]) {
+    let done = DispatchSemaphore(value: 0)
+    background.async {
+      for value in values { observable.value = value }
+      done.signal()
+    }
+    done.wait()
+  }
+
+  func testBackgroundSetsAreDeliveredOnTheMainQueueInOrder() {
+    let count = Observable(0)
+    let driver = count.asDriver()
+    let log = DriverLog<Delivery<Int>>()
+    let delivered = expectation(description: "all values delivered")
+    log.whenCount(reaches: 4) { delivered.fulfill() }
+
+    let token = background.sync {
+      driver.drive { log.append(Delivery(value: $0, onMainQueue: TestMainQueue.isCurrent)) }
+    }
+    setInBackground(count, to: [1, 2, 3])
+    wait(for: [delivered], timeout: 10)
+
+    XCTAssertEqual(
+      log.events, [0, 1, 2, 3].map { Delivery(value: $0, onMainQueue: true) })
+    withExtendedLifetime(token) {}
+  }
+
+  func testASetOnTheMainQueueIsDeliveredBeforeItReturnsWhenNothingIsQueued() {
+    XCTAssertTrue(TestMainQueue.isCurrent)
+    let count = Observable(0)
+    let log = DriverLog<Int>()
+    let token = count.asDriver().drive { log.append($0) }
+    XCTAssertEqual(log.events, [0], "the replay is delivered inside drive")
+    count.value = 1
+    XCTAssertEqual(log.events, [0, 1])
+    count.value = 2
+    XCTAssertEqual(log.events, [0, 1, 2])
+    withExtendedLifetime(token) {}
+  }
+
+  func testAMainQueueSetNeverOvertakesAValueQueuedFromTheBackground() {
+    let count = Observable(0)
+    let log = DriverLog<Int>()
+    let token = count.asDriver().drive { log.append($0) }
+    let delivered = expectation(description: "both values delivered")
+    log.whenCount(reaches: 3) { delivered.fulfill() }
+
+    setInBackground(count, to: [1])
+    count.value = 2  // on the main queue, but 1 is still waiting there
+    XCTAssertEqual(log.events, [0], "2 must wait behind the queued 1")
+    wait(for: [delivered], timeout: 10)
+    XCTAssertEqual(log.events, [0, 1, 2])
+    withExtendedLifetime(token) {}
+  }
+
+  func testBurstsFromSeveralThreadsArriveInTheOrderTheValuesWereSet() {
+    let source = Observable(0)
+    // The order in which the source's rounds ran is the order every subscriber must see.
+    let upstreamOrder = DriverLog<Int>()
+    let upstream = source.observe { value, _ in upstreamOrder.append(value) }
+    let driver = source.asDriver()
+    let first = DriverLog<Int>()
+    let second = DriverLog<Int>()
+    let tokens = [driver.drive { first.append($0) }, driver.drive { second.append($0) }]
+    let threads = 4
+    let perThread = 250
+    let delivered = expectation(description: "every value delivered to both")
+    delivered.expectedFulfillmentCount = 2
+    first.whenCount(reaches: 1 + threads * perThread) { delivered.fulfill() }
+    second.whenCount(reaches: 1 + threads * perThread) { delivered.fulfill() }
+
+    DispatchQueue.concurrentPerform(iterations: threads) { thread in
+      for index in 1...perThread { source.value = thread * 10_000 + index }
+    }
+    wait(for: [delivered], timeout: 30)
+
+    XCTAssertEqual(first.events, [0] + upstreamOrder.events)
+    XCTAssertEqual(second.events, first.events)
+    for thread in 0..<threads {
+      let own = first.events.filter { $0 / 10_000 == thread && $0 % 10_000 != 0 }
+      XCTAssertEqual(own, (1...perThread).map { thread * 10_000 + $0 })
+    }
+    withExtendedLifetime((tokens, upstream)) {}
+  }
+
+  func testALateSubscriberFirstReceivesTheCurrentValue() {
+    let count = Observable(0)
+    let driver = count.asDriver()
+    let early = DriverLog<Int>()
+    let late = DriverLog<Int>()
+    let earlyToken = driver.drive { early.append($0) }
+    count.value = 1
+    count.value = 2
+    let lateToken = driver.drive { late.append($0) }
+    XCTAssertEqual(late.events, [2])
+    count.value = 3
+    XCTAssertEqual(early.events, [0, 1, 2, 3])
+    XCTAssertEqual(late.events, [2, 3])
+    withExtendedLifetime((earlyToken, lateToken)) {}
+  }
+
+  func testALateSubscriberOffTheMainQueueGetsTheReplayOnTheMainQueueBeforeLaterChanges() {
+    let count = Observable(0)
+    let driver = count.asDriver()
+    let early = driver.drive { _ in }
+    count.value = 5
+    let late = DriverLog<Delivery<Int>>()
+    let delivered = expectation(description: "replay and change delivered")
+    late.whenCount(reaches: 2) { delivered.fulfill() }
+    let token = background.sync {
+      driver.drive { late.append(Delivery(value: $0, onMainQueue: TestMainQueue.isCurrent)) }
+    }
+    setInBackground(count, to: [6])
+    wait(for: [delivered], timeout: 10)
+    XCTAssertEqual(late.events, [5, 6].map { Delivery(value: $0, onMainQueue: true) })
+    withExtendedLifetime((early, token)) {}
+  }
+
+  func testCoalescingDeliversOnlyTheLatestValuePerMainQueueTurn() {
+    let progress = Observable(0)
+    let driver = progress.asDriver(policy: .coalescing)
+    let log = DriverLog<Int>()
+    let token = driver.drive { log.append($0) }
+    let lastSeen = expectation(description: "main queue turn after the burst")
+
+    setInBackground(progress, to: Array(1...1000))
+    DispatchQueue.main.async { lastSeen.fulfill() }
+    wait(for: [lastSeen], timeout: 10)
+    XCTAssertEqual(log.events, [0, 1000], "the burst waited as one value")
+    XCTAssertEqual(driver.mainQueueHopCount, 1)
+    withExtendedLifetime(token) {}
+  }
+
+  func testEveryValuePolicyDeliversAWholeBackgroundBurstInOrder() {
+    let progress = Observable(0)
+    let driver = progress.asDriver()
+    let log = DriverLog<Int>()
+    let token = driver.drive { log.append($0) }
+    let delivered = expectation(description: "whole burst delivered")
+    log.whenCount(reaches: 1001) { delivered.fulfill() }
+    setInBackground(progress, to: Array(1...1000))
+    wait(for: [delivered], timeout: 10)
+    XCTAssertEqual(log.events, Array(0...1000))
+    withExtendedLifetime(token) {}
+  }
+
+  func testABinderAppliesValuesSentFromTheBackgroundOnTheMainQueueInOrder() {
+    let label = DriverTestLabel()
+    let log = DriverLog<Delivery<String>>()
+    let binder = Binder<String>(label) { label, text in
+      label.text = text
+      log.append(Delivery(value: text, onMainQueue: TestMainQueue.isCurrent))
+    }
+    let applied = expectation(description: "values applied")
+    log.whenCount(reaches: 3) { applied.fulfill() }
+    background.async {
+      for text in ["a", "b", "c"] { binder.send(text) }
+    }
+    wait(for: [applied], timeout: 10)
+    XCTAssertEqual(log.events, ["a", "b", "c"].map { Delivery(value: $0, onMainQueue: true) })
+    XCTAssertEqual(label.text, "c")
+  }
+
+  func testABinderAppliesAtOnceOnTheMainQueueAndNeverOvertakesQueuedValues() {
+    let label = DriverTestLabel()
+    let binder = Binder<String>(label) { label, text in label.text = text }
+    binder.send("now")
+    XCTAssertEqual(label.text, "now", "applied before send returned")
+
+    let done = DispatchSemaphore(value: 0)
+    background.async {
+      binder.send("queued")
+      done.signal()
+    }
+    done.wait()
+    binder.send("later")
+    XCTAssertEqual(label.text, "now", "later must wait behind queued")
+    let drained = expectation(description: "main queue drained")
+    DispatchQueue.main.async { drained.fulfill() }
+    wait(for: [drained], timeout: 10)
+    XCTAssertEqual(label.text, "later")
+  }
+
+  func testBindingAnObservableToABinderAppliesTheCurrentValueAndChangesUntilTheTargetDies() {
+    let name = Observable("Ray")
+    let log = DriverLog<String>()
+    weak var weakLabel: DriverTestLabel?
+    do {
+      let label = DriverTestLabel()
+      weakLabel = label
+      name.bind(
+        to: Binder(label) { label, text in
+          label.text = text
+          log.append(text)
+        })
+      XCTAssertEqual(label.text, "Ray")
+      name.value = "Amelia"
+      XCTAssertEqual(label.text, "Amelia")
+      XCTAssertEqual(name.observerCount, 1)
+    }
+    XCTAssertNil(weakLabel)
+    XCTAssertEqual(name.observerCount, 0)
+    name.value = "Madeline"
+    setInBackgroundString(name, to: "Nobody")
+    let drained = expectation(description: "main queue drained")
+    DispatchQueue.main.async { drained.fulfill() }
+    wait(for: [drained], timeout: 10)
+    XCTAssertEqual(log.events, ["Ray", "Amelia"])
+  }
+
+  private func setInBackgroundString(_ observable: Observable<String>, to value: String) {
+    let done = DispatchSemaphore(value: 0)
+    background.async {
+      observable.value = value
+      done.signal()
+    }
+    done.wait()
+  }
+}
