@@ -8,6 +8,7 @@ let package = Package(
     .library(name: "PropertyObservation", targets: ["PropertyObservation"]),
     .executable(name: "walkthrough", targets: ["Walkthrough"]),
     .executable(name: "download", targets: ["Download"]),
+    .executable(name: "bindings", targets: ["Bindings"]),
   ],
   targets: [
     .target(name: "PropertyObservation", path: "Sources/Observation"),
@@ -20,6 +21,12 @@ let package = Package(
       name: "Download",
       dependencies: ["PropertyObservation"],
       path: "Examples/Download",
+      exclude: ["expected-output.txt"]
+    ),
+    .executableTarget(
+      name: "Bindings",
+      dependencies: ["PropertyObservation"],
+      path: "Examples/Bindings",
       exclude: ["expected-output.txt"]
     ),
     .testTarget(

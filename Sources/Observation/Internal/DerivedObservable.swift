@@ -1,0 +1,48 @@
+/// A read-only observable whose value is computed from other observables: what
+/// ``ReadOnlyObservable/map(_:)``, ``ReadOnlyObservable/removeDuplicates(by:)`` and
+/// ``ReadOnlyObservable/combineLatest(_:)`` return.
+///
+/// It owns one token per upstream registration, and a token keeps its observable alive, so a
+/// derived observable keeps its sources alive. Nothing upstream refers to it strongly (the
+/// registrations reach it through a ``DerivedPipeline`` that holds it weakly), so it lives only
+/// as long as its users hold it; when it goes, its tokens go and end the upstream registrations.
+final class DerivedObservable<Value>: ReadOnlyObservable<Value>, RetainedByBindings {
+  private let upstream: [ObservationToken]
+
+  private init(seed: Value, upstream: [ObservationToken]) {
+    self.upstream = upstream
+    super.init(initialValue: seed)
+  }
+
+  /// Registers on the sources through `register`, seeds the value from the `.initial` values the
+  /// registrations delivered, and connects the pipeline.
+  ///
+  /// - Parameters:
+  ///   - pipeline: A new pipeline; the caller must not have used it.
+  ///   - fallback: Computes the seed when an upstream `.initial` value did not arrive
+  ///     synchronously (its source was delivering a round on another thread, which then sends
+  ///     the `.initial` value later; it is published as a change). It must fold, through the
+  ///     pipeline's state, the source values read *before* registering, so the derived value
+  ///     never goes back in time.
+  ///   - register: Registers the upstream observers, which feed `pipeline`, and returns their
+  ///     tokens.
+  /// - Returns: The derived observable, owning the tokens.
+  static func make<Event>(
+    pipeline: DerivedPipeline<Event, Value>,
+    fallback: () -> Value,
+    register: () -> [ObservationToken]
+  ) -> DerivedObservable<Value> {
+    let tokens = register()
+    let derived = DerivedObservable(seed: pipeline.seed() ?? fallback(), upstream: tokens)
+    pipeline.attach(derived)
+    return derived
+  }
+}
+
+// All state lives in `ReadOnlyObservable`, guarded by its lock; `upstream` is immutable.
+extension DerivedObservable: @unchecked Sendable where Value: Sendable {}
+
+/// An observable that a key-path binding keeps alive for as long as the binding lasts, so that a
+/// chain built inline (`model.score.map { "\($0)" }.bind(to: label, \.text)`) keeps delivering.
+/// Plain ``Observable``s are never retained by a binding: their owner keeps them.
+protocol RetainedByBindings: AnyObject {}

@@ -1,0 +1,42 @@
+/// One upstream change of a `combineLatest`: which source changed, and its value.
+enum CombineEvent<First, Second, Third> {
+  case first(First)
+  case second(Second)
+  case third(Third)
+}
+
+/// The latest value of each source of a `combineLatest`. Only the pipeline's drainer touches it,
+/// so it needs no lock of its own (see ``DerivedPipeline``).
+final class LatestValues<First, Second, Third> {
+  private var first: First?
+  private var second: Second?
+  private var third: Third?
+
+  /// - Parameter third: A value for the third slot when only two sources are combined.
+  init(third: Third? = nil) {
+    self.third = third
+  }
+
+  /// Records `event`; returns the combination once every source has a value.
+  func apply(_ event: CombineEvent<First, Second, Third>) -> (First, Second, Third)? {
+    switch event {
+    case .first(let value): first = value
+    case .second(let value): second = value
+    case .third(let value): third = value
+    }
+    guard let first, let second, let third else { return nil }
+    return (first, second, third)
+  }
+
+  /// Fills the sources that have not delivered yet with values read before registering.
+  func fill(_ first: First, _ second: Second, _ third: Third) -> (First, Second, Third) {
+    let values = (self.first ?? first, self.second ?? second, self.third ?? third)
+    (self.first, self.second, self.third) = values
+    return values
+  }
+}
+
+/// The last value a `removeDuplicates` published. Only the pipeline's drainer touches it.
+final class LastValue<Value> {
+  var value: Value?
+}

@@ -1,0 +1,76 @@
+// Two-way bindings between two settable observables.
+//
+// Named `bindBidirectionally(to:)` to read as the two-way form of `bind(to:)`: the receiver's
+// value flows to the argument at once, exactly as with `bind(to:)`, and from then on changes
+// flow both ways. `model.name.bindBidirectionally(to: field.text)` reads as what it does: the
+// field starts with the model's name, and edits in the field go back to the model.
+
+extension Observable {
+  /// Keeps this observable and `other` equal: `other` takes this observable's value at once,
+  /// then a change of either sets the other one, once.
+  ///
+  /// ```swift
+  /// let token = profile.name.bindBidirectionally(to: nameField.text)
+  /// nameField.text.value = "Ada"   // profile.name is now "Ada"
+  /// profile.name.value = "Grace"   // nameField.text is now "Grace"
+  /// ```
+  ///
+  /// **This observable wins at the moment of binding**: `other` is set to this observable's
+  /// value before the call returns (like `bind(to:)`), so bind the model
+  /// to the field, not the field to the model.
+  ///
+  /// Each change is forwarded exactly once, without an echo back to where it came from: the
+  /// loop guard counts the changes the binding itself causes, so it works for any `Value`, not
+  /// only `Equatable` ones (for those, an overload also skips sets that would not change the
+  /// other side).
+  ///
+  /// ## Lifetime
+  ///
+  /// The binding lasts as long as the returned token: cancel or release it to end the binding.
+  /// It holds neither observable strongly, so it never keeps the form or the model alive, and
+  /// it stops by itself when either of them is deallocated.
+  ///
+  /// > Important: The other side is set synchronously on the thread delivering the change, and
+  /// > its observers run there. Two-way bindings are meant for sides set from one thread at a
+  /// > time (typically the main thread); if both sides are set at the same moment from
+  /// > different threads, they can end up holding those two different values.
+  ///
+  /// - Parameter other: The observable to keep equal to this one. Binding an observable to
+  ///   itself is a programming error (a precondition failure).
+  /// - Returns: The token that owns the binding.
+  public func bindBidirectionally(to other: Observable<Value>) -> ObservationToken {
+    makeTwoWayBinding(to: other, isRedundant: nil)
+  }
+
+  fileprivate func makeTwoWayBinding(
+    to other: Observable<Value>,
+    isRedundant: ((Value, Value) -> Bool)?
+  ) -> ObservationToken {
+    precondition(other !== self, "An observable cannot be bound to itself.")
+    let link = TwoWayLink(self, other, isRedundant: isRedundant)
+    let token = ObservationToken(source: link)
+    link.connect(self, other)
+    return token
+  }
+}
+
+extension Observable where Value: Equatable {
+  /// Keeps this observable and `other` equal, skipping sets that would not change the other
+  /// side: `other` takes this observable's value at once (unless it is equal already), then a
+  /// change of either sets the other one, once, if the values differ.
+  ///
+  /// ```swift
+  /// let token = settings.volume.bindBidirectionally(to: slider.value)
+  /// ```
+  ///
+  /// Everything else is as described on the general form: this observable wins at the moment of
+  /// binding, the loop guard does not depend on equality, the returned token owns the binding,
+  /// and neither side is kept alive.
+  ///
+  /// - Parameter other: The observable to keep equal to this one. Binding an observable to
+  ///   itself is a programming error (a precondition failure).
+  /// - Returns: The token that owns the binding.
+  public func bindBidirectionally(to other: Observable<Value>) -> ObservationToken {
+    makeTwoWayBinding(to: other, isRedundant: ==)
+  }
+}

@@ -1,0 +1,139 @@
+// One-way bindings: push an observable's value into a property of an object, or into another
+// observable.
+
+extension ReadOnlyObservable {
+  /// Writes the current value to `target[keyPath: keyPath]` at once, then every change, for as
+  /// long as `target` lives.
+  ///
+  /// ```swift
+  /// final class ProgressCell {
+  ///   var progressText = ""
+  ///
+  ///   func show(_ download: Download) {
+  ///     download.progress.map { "\(Int($0 * 100))%" }.bind(to: self, \.progressText)
+  ///   }
+  /// }
+  /// ```
+  ///
+  /// ## Lifetime
+  ///
+  /// The target owns the binding. It is held weakly, and the binding ends by itself when it is
+  /// deallocated; the returned ``PropertyBinding`` can end it earlier, and discarding it does
+  /// not. `removeObserver(target)` on this observable ends it too.
+  ///
+  /// The binding never keeps an ``Observable`` alive. It does keep a *derived* observable
+  /// (``map(_:)``, ``combineLatest(_:)``, …) alive, with its sources, while the binding lasts: a
+  /// chain built inline in the call, as above, keeps delivering until the target dies, and is
+  /// released when the derived observable next publishes after that (for a `map`, at the
+  /// source's next change).
+  ///
+  /// ## Rebinding replaces
+  ///
+  /// Binding a (target, key path) pair that already has a binding from this library ends the
+  /// earlier binding first, whatever its source. A reused cell that shows another model simply
+  /// binds again; the old model's later changes never reach it, and no bag is needed.
+  ///
+  /// > Important: The property is written synchronously, on the thread that delivers the
+  /// > change (the thread that set the source, or the one already delivering it), in the order
+  /// > of the changes; a test can read it right after setting the source. The current value is
+  /// > written before `bind` returns, unless another thread is delivering a change of the
+  /// > source at that moment: then that thread writes it, before any later change. To update a
+  /// > view on the main queue from changes made elsewhere, bind to a `Binder` instead.
+  ///
+  /// - Parameters:
+  ///   - target: The object to write to, held weakly.
+  ///   - keyPath: The property to write.
+  /// - Returns: A handle that can end the binding early.
+  @discardableResult
+  public func bind<Target: AnyObject>(
+    to target: Target,
+    _ keyPath: ReferenceWritableKeyPath<Target, Value>
+  ) -> PropertyBinding {
+    installBinding(target, keyPath) { target, value in target[keyPath: keyPath] = value }
+  }
+
+  /// Writes the current value to the optional property `target[keyPath: keyPath]` at once, then
+  /// every change, for as long as `target` lives.
+  ///
+  /// This is the form for properties such as a label's `text: String?`. It behaves exactly like
+  /// the non-optional form: the target is held weakly and owns the binding, rebinding the same
+  /// (target, key path) pair replaces the earlier binding, and the property is written
+  /// synchronously on the delivering thread.
+  ///
+  /// ```swift
+  /// model.title.bind(to: titleLabel, \.text)  // text: String?
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - target: The object to write to, held weakly.
+  ///   - keyPath: The optional property to write.
+  /// - Returns: A handle that can end the binding early.
+  @discardableResult
+  public func bind<Target: AnyObject>(
+    to target: Target,
+    _ keyPath: ReferenceWritableKeyPath<Target, Value?>
+  ) -> PropertyBinding {
+    installBinding(target, keyPath) { target, value in target[keyPath: keyPath] = value }
+  }
+
+  /// Sets `other`'s value to this observable's value at once, then to every change, for as long
+  /// as `other` lives.
+  ///
+  /// ```swift
+  /// let displayedName = Observable("")
+  /// user.name.bind(to: displayedName)
+  /// ```
+  ///
+  /// This is a key-path binding of `other`'s ``Observable/value``, with the same lifetime: the
+  /// target observable owns it and is held weakly, the binding ends when `other` is
+  /// deallocated, when the returned handle is unbound, when `removeObserver(other)` is called
+  /// on this observable, or when `other` is bound again from any source (the new binding
+  /// replaces it). It never keeps this observable alive unless it is a derived one.
+  ///
+  /// Every change of this observable sets `other`, and `other`'s observers run synchronously on
+  /// the delivering thread. Binding two observables to each other this way would set them back
+  /// and forth forever; use `bindBidirectionally(to:)` instead.
+  ///
+  /// - Parameter other: The observable to set. Binding an observable to itself is a
+  ///   programming error (a precondition failure).
+  /// - Returns: A handle that can end the binding early.
+  @discardableResult
+  public func bind(to other: Observable<Value>) -> PropertyBinding {
+    precondition(other !== self, "An observable cannot be bound to itself.")
+    return bind(to: other, \.value)
+  }
+
+  /// Replaces the binding of (`target`, `keyPath`) with one from this observable that calls
+  /// `apply` with the current value and each change while `target` lives.
+  private func installBinding<Target: AnyObject>(
+    _ target: Target,
+    _ keyPath: AnyKeyPath,
+    apply: @escaping (Target, Value) -> Void
+  ) -> PropertyBinding {
+    let binding = PropertyBinding(
+      key: BindingKey(target: ObjectIdentifier(target), keyPath: keyPath)
+    )
+    BindingRegistry.shared.install(binding, target: target)?.deactivate()
+
+    // Changes reach the binding through the (source, target) hub. Its registration is owned by
+    // the target, so it ends with the target and with `removeObserver(target)`; the hub keeps a
+    // derived source alive: a cycle that the end of the registration or `deactivate()` breaks.
+    let (hub, isNew) = BindingRegistry.shared.hub(source: self, target: target) {
+      BindingHub(target: target)
+    }
+    hub.add(binding, retaining: self as? any RetainedByBindings) { object, value in
+      apply(unsafeDowncast(object, to: Target.self), value)
+    }
+    binding.attach(to: hub)
+    if isNew {
+      observe(with: target as AnyObject) { [hub] target, value in hub.deliver(value, to: target) }
+    }
+    // The current value goes through a registration of its own that is not kept: delivered
+    // synchronously, or, while another thread is delivering a round, after the changes already
+    // queued and before any later one, so the target never goes back to an older value.
+    observe(with: target, options: [.initial]) { target, value in
+      if binding.isApplying { apply(target, value) }
+    }
+    return binding
+  }
+}

@@ -1,0 +1,183 @@
+// Derived observables: read-only observables computed from others.
+//
+// Each operator registers on its sources with `.initial`, so the derived value is seeded from
+// exactly the values the registrations saw, atomically with them, and every later change reaches
+// it. The registrations feed a `DerivedPipeline`, which runs the transform once per upstream
+// change (however many observers the derived observable has) and publishes with `send(_:)`.
+
+extension ReadOnlyObservable {
+  /// Returns a read-only observable whose value is `transform` applied to this one's.
+  ///
+  /// The derived observable is observed and bound like any other
+  /// (``addObserver(_:removeIfExists:options:closure:)``, ``observe(options:_:)``,
+  /// `bind(to:_:)`), but it cannot be set. `transform` runs once when the observable is created and once per change
+  /// of this observable, however many observers the derived one has; every change is
+  /// published, even when the result equals the previous one (chain ``removeDuplicates()`` to
+  /// skip those).
+  ///
+  /// ```swift
+  /// let percent = download.progress.map { "\(Int($0 * 100))%" }
+  /// percent.bind(to: progressLabel, \.text)
+  /// ```
+  ///
+  /// ## Lifetime
+  ///
+  /// The derived observable keeps this observable alive. Nothing keeps the derived observable
+  /// alive but its users: a variable, an ``ObservationToken`` from ``observe(options:_:)``, or a
+  /// key-path binding, which keeps the chain it is bound to alive while its target lives. When
+  /// the derived observable is deallocated, its registration on this observable ends.
+  ///
+  /// > Important: The derived value updates synchronously, on the thread that delivers this
+  /// > observable's round, before that round's later observers run. When several changes
+  /// > arrive at once (from other threads, or set re-entrantly by an observer of the derived
+  /// > value), they are published one at a time, in order, by the thread already publishing.
+  /// > `transform` is never called concurrently with itself, and no lock is held while it runs.
+  ///
+  /// - Parameter transform: Computes the derived value. It may read other observables; it
+  ///   should not set this one.
+  /// - Returns: A read-only observable of the transformed value.
+  public func map<Result>(_ transform: @escaping (Value) -> Result) -> ReadOnlyObservable<Result> {
+    let before = value
+    let pipeline = DerivedPipeline<Value, Result>(reduce: transform)
+    let fallback = { transform(before) }
+    return DerivedObservable.make(pipeline: pipeline, fallback: fallback) {
+      [feed(pipeline) { $0 }]
+    }
+  }
+
+  /// Returns a read-only observable that publishes a change only when `isDuplicate` says the new
+  /// value differs from the last one it published.
+  ///
+  /// It starts with this observable's value; each later change is compared with the last
+  /// published value, not with the previous upstream value.
+  ///
+  /// ```swift
+  /// let isAdult = person.age.map { $0 >= 18 }.removeDuplicates(by: ==)
+  /// let sameRounded = reading.removeDuplicates { abs($0 - $1) < 0.5 }
+  /// ```
+  ///
+  /// Lifetime and threading are those of ``map(_:)``. A key-path binding to the result notices
+  /// that its target died when the result next publishes.
+  ///
+  /// - Parameter isDuplicate: Returns `true` when its second argument (the new value) should be
+  ///   skipped because it duplicates the first (the last published value). It runs once per
+  ///   upstream change, never concurrently with itself.
+  /// - Returns: A read-only observable without consecutive duplicates.
+  public func removeDuplicates(
+    by isDuplicate: @escaping (Value, Value) -> Bool
+  ) -> ReadOnlyObservable<Value> {
+    let before = value
+    let last = LastValue<Value>()
+    let pipeline = DerivedPipeline<Value, Value> { value in
+      if let previous = last.value, isDuplicate(previous, value) { return nil }
+      last.value = value
+      return value
+    }
+    let fallback = {
+      last.value = before
+      return before
+    }
+    return DerivedObservable.make(pipeline: pipeline, fallback: fallback) {
+      [feed(pipeline) { $0 }]
+    }
+  }
+
+  /// Returns a read-only observable that holds this observable's value and the other's as a
+  /// pair, and publishes whenever either changes.
+  ///
+  /// ```swift
+  /// let canSubmit = form.name.combineLatest(form.acceptsTerms).map { name, accepts in
+  ///   !name.isEmpty && accepts
+  /// }
+  /// canSubmit.bind(to: submitButton, \.isEnabled)
+  /// ```
+  ///
+  /// Combining an observable with itself publishes twice per change, the first time with the
+  /// new value paired with the previous one.
+  ///
+  /// Lifetime and threading are those of ``map(_:)``: the result keeps both sources alive, and a
+  /// change of either is published on the thread that delivers it, one at a time and in arrival
+  /// order when both change at once on different threads.
+  ///
+  /// - Parameter other: The second source.
+  /// - Returns: A read-only observable of `(value, other.value)`.
+  public func combineLatest<Other>(
+    _ other: ReadOnlyObservable<Other>
+  ) -> ReadOnlyObservable<(Value, Other)> {
+    let before = (value, other.value)
+    let latest = LatestValues<Value, Other, Void>(third: ())
+    let pipeline = DerivedPipeline<CombineEvent<Value, Other, Void>, (Value, Other)> { event in
+      latest.apply(event).map { ($0.0, $0.1) }
+    }
+    let fallback = {
+      let values = latest.fill(before.0, before.1, ())
+      return (values.0, values.1)
+    }
+    return DerivedObservable.make(pipeline: pipeline, fallback: fallback) {
+      [feed(pipeline) { .first($0) }, other.feed(pipeline) { .second($0) }]
+    }
+  }
+
+  /// Returns a read-only observable that holds the values of this observable and two others as
+  /// a triple, and publishes whenever any of them changes.
+  ///
+  /// ```swift
+  /// let summary = cart.count.combineLatest(cart.total, user.currency).map {
+  ///   count, total, currency in "\(count) items, \(total) \(currency)"
+  /// }
+  /// ```
+  ///
+  /// Lifetime and threading are those of ``combineLatest(_:)``.
+  ///
+  /// - Parameters:
+  ///   - second: The second source.
+  ///   - third: The third source.
+  /// - Returns: A read-only observable of `(value, second.value, third.value)`.
+  public func combineLatest<Second, Third>(
+    _ second: ReadOnlyObservable<Second>,
+    _ third: ReadOnlyObservable<Third>
+  ) -> ReadOnlyObservable<(Value, Second, Third)> {
+    let before = (value, second.value, third.value)
+    let latest = LatestValues<Value, Second, Third>()
+    let pipeline = DerivedPipeline<CombineEvent<Value, Second, Third>, (Value, Second, Third)>(
+      reduce: latest.apply
+    )
+    let fallback = { latest.fill(before.0, before.1, before.2) }
+    return DerivedObservable.make(pipeline: pipeline, fallback: fallback) {
+      [
+        feed(pipeline) { .first($0) }, second.feed(pipeline) { .second($0) },
+        third.feed(pipeline) { .third($0) },
+      ]
+    }
+  }
+
+  /// Registers `pipeline` for this observable's initial value and changes, wrapped by `event`.
+  ///
+  /// The closure holds the pipeline, which holds the derived observable weakly: a round that
+  /// arrives after the derived observable is gone (possible when its token is released on
+  /// another thread during a round) finds no target and is dropped.
+  fileprivate func feed<Event, Output>(
+    _ pipeline: DerivedPipeline<Event, Output>,
+    _ event: @escaping (Value) -> Event
+  ) -> ObservationToken {
+    observe(options: [.initial, .new]) { value, _ in pipeline.receive(event(value)) }
+  }
+}
+
+extension ReadOnlyObservable where Value: Equatable {
+  /// Returns a read-only observable that publishes a change only when the new value differs
+  /// from the last one it published.
+  ///
+  /// ```swift
+  /// let title = model.title.removeDuplicates()
+  /// title.observe(options: [.initial, .new]) { title, _ in print(title) }
+  /// model.title.value = "Home"  // prints "Home" only if it was not "Home" already
+  /// ```
+  ///
+  /// Lifetime and threading are those of ``map(_:)``; see also ``removeDuplicates(by:)``.
+  ///
+  /// - Returns: A read-only observable without consecutive duplicates.
+  public func removeDuplicates() -> ReadOnlyObservable<Value> {
+    removeDuplicates(by: ==)
+  }
+}

@@ -1,0 +1,320 @@
+import Dispatch
+import PropertyObservation
+import Testing
+
+@Suite("Derived observables")
+struct DerivedObservableTests {
+  // MARK: - map
+
+  @Test func mapSeedsFromTheCurrentValueAndPublishesEveryChange() {
+    let source = Observable(1)
+    let doubled = source.map { $0 * 2 }
+    #expect(doubled.value == 2)
+
+    let log = BindingLog<String>()
+    let token = doubled.observe(options: [.initial, .new]) { value, option in
+      log.append("\(option) \(value)")
+    }
+    source.value = 3
+    source.value = 3
+    #expect(log.events == ["[.initial] 2", "[.new] 6", "[.new] 6"])
+    #expect(doubled.value == 6)
+    token.cancel()
+  }
+
+  @Test func mapTransformRunsOncePerChangeWhateverTheNumberOfObservers() {
+    let source = Observable(1)
+    let transforms = BindingLog<Int>()
+    let label = source.map { value -> String in
+      transforms.append(value)
+      return "#\(value)"
+    }
+    let received = BindingLog<String>()
+    let tokens = (0..<3).map { index in
+      label.observe { value, _ in received.append("\(index):\(value)") }
+    }
+    source.value = 2
+    source.value = 3
+
+    #expect(transforms.events == [1, 2, 3])
+    #expect(received.events == ["0:#2", "1:#2", "2:#2", "0:#3", "1:#3", "2:#3"])
+    withExtendedLifetime(tokens) {}
+  }
+
+  @Test func derivedObservableDeliversOldAndNewLikeAnObservable() {
+    let source = Observable(1)
+    let negated = source.map { -$0 }
+    let log = BindingLog<String>()
+    negated.addObserver(log, options: [.old, .new]) { value, option in
+      log.append("\(option) \(value)")
+    }
+    source.value = 2
+    #expect(log.events == ["[.old] -1", "[.new] -2"])
+  }
+
+  @Test func mapsCanBeChained() {
+    let source = Observable(2)
+    let text = source.map { $0 * 10 }.map { "\($0)%" }
+    let log = BindingLog<String>()
+    let token = text.observe(options: [.initial, .new]) { value, _ in log.append(value) }
+    source.value = 5
+    #expect(log.events == ["20%", "50%"])
+    token.cancel()
+  }
+
+  // MARK: - removeDuplicates
+
+  @Test func removeDuplicatesSkipsConsecutiveRepeats() {
+    let source = Observable(1)
+    let distinct = source.removeDuplicates()
+    let log = BindingLog<String>()
+    let token = distinct.observe(options: [.initial, .new]) { value, option in
+      log.append("\(option) \(value)")
+    }
+    for value in [1, 2, 2, 1, 1] { source.value = value }
+    #expect(log.events == ["[.initial] 1", "[.new] 2", "[.new] 1"])
+    token.cancel()
+  }
+
+  @Test func removeDuplicatesByComparesWithTheLastPublishedValue() {
+    let source = Observable(0)
+    let coarse = source.removeDuplicates { abs($0 - $1) < 5 }
+    let log = BindingLog<Int>()
+    let token = coarse.observe(options: [.initial, .new]) { value, _ in log.append(value) }
+    // 8 is within 5 of 6 (published) and 12 within 5 of 8 (not published): 12 still publishes.
+    for value in [3, 6, 8, 12] { source.value = value }
+    #expect(log.events == [0, 6, 12])
+    #expect(coarse.value == 12)
+    token.cancel()
+  }
+
+  // MARK: - combineLatest
+
+  @Test func combineLatestPairsTheLatestValuesOfBothSources() {
+    let count = Observable(1)
+    let unit = Observable("apple")
+    let combined = count.combineLatest(unit)
+    #expect(combined.value == (1, "apple"))
+
+    let log = BindingLog<String>()
+    let token = combined.observe(options: [.initial, .new]) { pair, _ in
+      log.append("\(pair.0) \(pair.1)")
+    }
+    count.value = 2
+    unit.value = "pear"
+    #expect(log.events == ["1 apple", "2 apple", "2 pear"])
+    token.cancel()
+  }
+
+  @Test func combineLatestOfThreePublishesWhenAnySourceChanges() {
+    let first = Observable(1)
+    let second = Observable("b")
+    let third = Observable(true)
+    let combined = first.combineLatest(second, third)
+    let log = BindingLog<String>()
+    let token = combined.observe(options: [.initial, .new]) { triple, _ in
+      log.append("\(triple.0) \(triple.1) \(triple.2)")
+    }
+    third.value = false
+    second.value = "c"
+    first.value = 2
+    #expect(log.events == ["1 b true", "1 b false", "1 c false", "2 c false"])
+    token.cancel()
+  }
+
+  @Test func combineLatestRunsItsTransformOncePerUpstreamChange() {
+    let width = Observable(2)
+    let height = Observable(3)
+    let areas = BindingLog<Int>()
+    let area = width.combineLatest(height).map { width, height -> Int in
+      areas.append(width * height)
+      return width * height
+    }
+    let tokens = (0..<2).map { _ in area.observe { _, _ in } }
+    width.value = 4
+    height.value = 5
+    #expect(areas.events == [6, 12, 20])
+    withExtendedLifetime(tokens) {}
+  }
+
+  // MARK: - Lifetimes
+
+  @Test func derivedObservableKeepsItsSourceAlive() {
+    weak var weakSource: Observable<Int>?
+    let derived: ReadOnlyObservable<Int>
+    do {
+      let source = Observable(1)
+      weakSource = source
+      derived = source.map { $0 + 1 }
+    }
+    #expect(weakSource != nil)
+    weakSource?.value = 5
+    #expect(derived.value == 6)
+  }
+
+  @Test func derivedObservableGoesWithItsLastUserAndEndsItsRegistration() {
+    let source = Observable(1)
+    let otherSource = Observable("x")
+    weak var weakMapped: ReadOnlyObservable<Int>?
+    weak var weakCombined: ReadOnlyObservable<(Int, String)>?
+    do {
+      let mapped = source.map { $0 }
+      let combined = source.combineLatest(otherSource)
+      weakMapped = mapped
+      weakCombined = combined
+      #expect(source.observerCount == 2)
+      #expect(otherSource.observerCount == 1)
+    }
+    #expect(weakMapped == nil)
+    #expect(weakCombined == nil)
+    #expect(source.observerCount == 0)
+    #expect(otherSource.observerCount == 0)
+    source.value = 2
+  }
+
+  @Test func tokenOnAnInlineChainKeepsTheChainAliveUntilReleased() {
+    let source = Observable(1)
+    let log = BindingLog<String>()
+    do {
+      let token = source.map { "v\($0)" }.removeDuplicates().observe { value, _ in
+        log.append(value)
+      }
+      source.value = 2
+      source.value = 2
+      source.value = 3
+      withExtendedLifetime(token) {}
+    }
+    #expect(log.events == ["v2", "v3"])
+    #expect(source.observerCount == 0)
+    source.value = 4
+    #expect(log.events == ["v2", "v3"])
+  }
+
+  // MARK: - Ordering
+
+  @Test func chainDeliversEveryChangeInOrderUnderReentrantSets() {
+    let source = Observable(0)
+    let tens = source.map { $0 * 10 }
+    let log = BindingLog<Int>()
+    // The first observer sets the source again from inside the derived round; the second one
+    // must still see every value, in order, each once.
+    let stepper = tens.observe { value, _ in
+      if value < 30 { source.value = value / 10 + 1 }
+    }
+    let recorder = tens.observe { value, _ in log.append(value) }
+    source.value = 1
+    #expect(log.events == [10, 20, 30])
+    #expect(source.value == 3)
+    #expect(tens.value == 30)
+    withExtendedLifetime((stepper, recorder)) {}
+  }
+
+  @Test func combineLatestStaysOrderedWhenAnObserverSetsTheOtherSource() {
+    let letter = Observable("a")
+    let number = Observable(0)
+    let combined = letter.combineLatest(number)
+    let log = BindingLog<String>()
+    let follower = combined.observe { pair, _ in
+      if pair.1 == 0 { number.value = pair.0.count }
+    }
+    let recorder = combined.observe { pair, _ in log.append("\(pair.0)\(pair.1)") }
+    letter.value = "bcd"
+    #expect(log.events == ["bcd0", "bcd3"])
+    withExtendedLifetime((follower, recorder)) {}
+  }
+
+  // MARK: - Threads
+
+  @Test func derivedCreatedWhileItsSourceIsDeliveringOnAnotherThreadIsSeededAndCatchesUp() {
+    let source = Observable(1)
+    let inRound = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    let done = DispatchSemaphore(value: 0)
+    let blocker = source.observe { value, _ in
+      if value == 2 {
+        inRound.signal()
+        proceed.wait()
+      }
+    }
+    DispatchQueue.global().async {
+      source.value = 2
+      done.signal()
+    }
+    inRound.wait()
+    // The registration is queued behind the blocked round; the value is seeded from the source
+    // as read before registering, and the queued initial value is published once it arrives.
+    let tens = source.map { $0 * 10 }
+    #expect(tens.value == 20)
+    let log = BindingLog<Int>()
+    let recorder = tens.observe { value, _ in log.append(value) }
+    proceed.signal()
+    done.wait()
+    source.value = 3
+    #expect(log.events == [20, 30])
+    #expect(tens.value == 30)
+    withExtendedLifetime((blocker, recorder)) {}
+  }
+
+  @Test func combineLatestAndRemoveDuplicatesCreatedWhileASourceIsBusyAreSeeded() {
+    let source = Observable(1)
+    let other = Observable("r")
+    let inRound = DispatchSemaphore(value: 0)
+    let proceed = DispatchSemaphore(value: 0)
+    let done = DispatchSemaphore(value: 0)
+    let blocker = source.observe { value, _ in
+      if value == 2 {
+        inRound.signal()
+        proceed.wait()
+      }
+    }
+    DispatchQueue.global().async {
+      source.value = 2
+      done.signal()
+    }
+    inRound.wait()
+    let combined = source.combineLatest(other)
+    let distinct = source.removeDuplicates()
+    #expect(combined.value == (2, "r"))
+    #expect(distinct.value == 2)
+    let log = BindingLog<String>()
+    let combinedToken = combined.observe { pair, _ in log.append("\(pair.0)\(pair.1)") }
+    let distinctToken = distinct.observe { value, _ in log.append("distinct \(value)") }
+    proceed.signal()
+    done.wait()
+    other.value = "s"
+    source.value = 3
+    // The queued initial value republishes the pair once; the duplicate filter swallows it.
+    #expect(log.events == ["2r", "2s", "3s", "distinct 3"])
+    withExtendedLifetime((blocker, combinedToken, distinctToken)) {}
+  }
+
+  @Test func derivedValuesStayInOrderWhenTheSourceIsSetFromManyThreads() {
+    let source = Observable(0)
+    let mirrored = source.map { $0 }
+    let log = BindingLog<Int>()
+    let token = mirrored.observe { value, _ in log.append(value) }
+    runConcurrently(4) { _ in
+      for _ in 0..<250 { source.update { $0 += 1 } }
+    }
+    #expect(log.events == Array(1...1000))
+    #expect(mirrored.value == 1000)
+    token.cancel()
+  }
+
+  @Test func combineLatestNeverGoesBackWhenBothSourcesChangeOnDifferentThreads() {
+    let left = Observable(0)
+    let right = Observable(0)
+    let combined = left.combineLatest(right)
+    let log = BindingLog<(Int, Int)>()
+    let token = combined.observe { pair, _ in log.append(pair) }
+    runConcurrently(2) { index in
+      let side = index == 0 ? left : right
+      for _ in 0..<300 { side.update { $0 += 1 } }
+    }
+    let events = log.events
+    #expect(events.count == 600)
+    #expect(zip(events, events.dropFirst()).allSatisfy { $0.0 <= $1.0 && $0.1 <= $1.1 })
+    #expect(combined.value == (300, 300))
+    token.cancel()
+  }
+}
