@@ -7,4 +7,10 @@ enum Column {
   static let owner = "addObserver"
   static let ownerBeside = "addObserver, removeIfExists: false"
   static let token = "observe (token)"
+  static let handWritten = "hand-written closure"
+  static let libraryBinding = "library binding"
+  static let mainAsync = "observe + main.async"
+  static let combineReceiveOn = "OpenCombine receive(on: main)"
+  static let driverEvery = "Driver .everyValue"
+  static let driverCoalescing = "Driver .coalescing"
 }
