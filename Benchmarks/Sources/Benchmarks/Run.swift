@@ -15,9 +15,6 @@ func runBenchmarks(arguments: [String]) -> Int32 {
   {
     configuration.repetitions = max(1, repetitions)
   }
-  if let index = arguments.firstIndex(of: "--profile") {
-    return profile(Array(arguments[(index + 1)...]))
-  }
 
   let started = now()
   let allColumns = [Column.closures, Column.floor, Column.combine, Column.owner, Column.token]
@@ -180,7 +177,7 @@ func runBenchmarks(arguments: [String]) -> Int32 {
 
 /// `--profile WORKLOAD COLUMN ITERATIONS` runs one column of one workload alone, for
 /// `valgrind --tool=callgrind` (WORKLOAD: fanout-N, oldnew-N, churn, reentrant, chain, keypath).
-private func profile(_ values: [String]) -> Int32 {
+func profile(_ values: [String]) -> Int32 {
   guard values.count >= 2 else {
     print("usage: benchmarks --profile WORKLOAD COLUMN [ITERATIONS]")
     return 2

@@ -14,6 +14,10 @@ import Dispatch
 // Driver rows deliver to.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+if let index = arguments.firstIndex(of: "--profile") {
+  // On this thread, with no other thread started: valgrind cannot follow the thread switch.
+  exit(profile(Array(arguments[(index + 1)...])))
+}
 DispatchQueue.global().async {
   exit(runBenchmarks(arguments: arguments))
 }
