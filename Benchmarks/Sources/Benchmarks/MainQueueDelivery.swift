@@ -21,8 +21,9 @@ final class MainQueueCounter: @unchecked Sendable {
     if value == last { finished.signal() }
   }
 
-  func wait() {
-    finished.wait()
+  /// Waits for the last value; false if it has not arrived within a minute (a lost value).
+  func wait() -> Bool {
+    finished.wait(timeout: .now() + 60) == .success
   }
 }
 
@@ -92,7 +93,9 @@ func mainQueueDelivery(count: Int, repetitions: Int) -> (
       } else {
         for value in 1...count { source.value = value }
       }
-      counter.wait()
+      if !counter.wait() {
+        failures.append("\(contender.column): the last of \(count) values never arrived")
+      }
       let elapsed = Double(now() - start)
       drainMainQueue()
       withExtendedLifetime(keepAlive) {}
