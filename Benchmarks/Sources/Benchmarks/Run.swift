@@ -1,0 +1,210 @@
+import MallocCounter
+
+#if canImport(Darwin)
+  import Darwin
+#elseif canImport(Glibc)
+  import Glibc
+#endif
+
+/// Runs the benchmarks selected by `arguments` and prints the report; returns the exit status.
+func runBenchmarks(arguments: [String]) -> Int32 {
+  var configuration =
+    arguments.contains("--smoke") ? RunConfiguration.smokeRun : RunConfiguration()
+  if let index = arguments.firstIndex(of: "--repetitions"), index + 1 < arguments.endIndex,
+    let repetitions = Int(arguments[index + 1])
+  {
+    configuration.repetitions = max(1, repetitions)
+  }
+
+  let started = now()
+  let allColumns = [Column.closures, Column.floor, Column.combine, Column.owner, Column.token]
+  var tables: [String: Table] = [:]
+  var order: [String] = []
+
+  func record(_ key: String, _ table: Table) {
+    tables[key] = table
+    order.append(key)
+  }
+
+  func run(_ name: String, _ contenders: [Contender], workPerIteration: Int? = nil) -> [String:
+    Double]
+  {
+    let start = now()
+    let values = measure(
+      contenders, workPerIteration: workPerIteration, configuration: configuration)
+    progress("\(name): \(format(Double(now() - start) / 1e9, fractionDigits: 2)) s")
+    expectSameChecksums(contenders, in: name)
+    for contender in contenders { consume(contender.checksum()) }
+    return values
+  }
+
+  do {
+    var table = Table(
+      title: "Fan-out, `[.new]`", unit: "ns per delivered notification", columns: allColumns)
+    for count in [1, 10, 100, 1000] {
+      table.add(
+        "N = \(count)",
+        run("fan-out N = \(count)", fanOutContenders(observers: count, oldAndNew: false)))
+    }
+    record("fanOut", table)
+  }
+
+  do {
+    var table = Table(
+      title: "Fan-out, `[.old, .new]`", unit: "ns per delivered call, two per observer and set",
+      columns: allColumns)
+    for count in [10, 100] {
+      table.add(
+        "N = \(count)",
+        run("old-new N = \(count)", fanOutContenders(observers: count, oldAndNew: true)))
+    }
+    record("oldNew", table)
+  }
+
+  do {
+    var table = Table(
+      title: "Churn: add an observer, set once, drop it; 100 permanent observers",
+      unit: "ns per cycle", columns: allColumns)
+    table.add(
+      "100 permanent", run("churn", churnContenders(permanent: 100), workPerIteration: 101))
+    record("churn", table)
+  }
+
+  do {
+    var table = Table(
+      title: "Re-entrant sets: observer 1 of 10 sets the value once per outer set",
+      unit: "ns per delivered notification",
+      columns: [Column.floor, Column.combine, Column.owner, Column.token])
+    table.add("N = 10", run("re-entrant", reentrancyContenders(observers: 10)))
+    record("reentrant", table)
+  }
+
+  do {
+    var table = Table(
+      title: "Two threads setting concurrently", unit: "ns per delivered notification",
+      columns: [Column.lockedFloor, Column.combine, Column.owner, Column.token])
+    table.add("N = 10", run("two threads", concurrencyContenders(observers: 10)))
+    record("threads", table)
+  }
+
+  do {
+    var table = Table(
+      title: "Bindings", unit: "ns per source set",
+      columns: [Column.handWritten, Column.libraryBinding, Column.combine])
+    table.add(
+      "map → removeDuplicates → bind(to:)",
+      run("derived chain", derivedChainContenders(), workPerIteration: 4))
+    table.add(
+      "bind(to: target, \\.value)",
+      run("key-path binding", keyPathBindingContenders(), workPerIteration: 2))
+    record("bindings", table)
+  }
+
+  do {
+    let count = configuration.smoke ? 10 : 100_000
+    let columns = [
+      Column.mainAsync, Column.combineReceiveOn, Column.driverEvery, Column.driverCoalescing,
+    ]
+    let start = now()
+    let result = mainQueueDelivery(
+      count: count, repetitions: configuration.smoke ? 1 : 5)
+    progress("main queue: \(format(Double(now() - start) / 1e9, fractionDigits: 2)) s")
+    var table = Table(
+      title: "\(count) background sets delivered to the main queue", unit: "medians",
+      columns: columns)
+    table.add("ns per set, until the last value arrived", result.nanosecondsPerSet)
+    table.add("main-queue hops", result.hops)
+    table.add("values delivered", result.delivered)
+    record("mainQueue", table)
+  }
+
+  do {
+    var table = Table(
+      title: "Heap allocations per set, steady state", unit: "allocations per set",
+      columns: allColumns)
+    let sets = configuration.smoke ? 2 : 10_000
+    table.add(
+      "`[.new]`, N = 100",
+      allocationsPerSet(fanOutContenders(observers: 100, oldAndNew: false), sets: sets))
+    table.add(
+      "`[.old, .new]`, N = 100",
+      allocationsPerSet(fanOutContenders(observers: 100, oldAndNew: true), sets: sets))
+    record("allocations", table)
+  }
+
+  do {
+    let count = configuration.smoke ? 100 : 100_000
+    var table = Table(
+      title: "Heap bytes per registered observer", unit: "bytes", columns: allColumns)
+    table.add("N = \(count)", bytesPerObserver(count: count))
+    record("bytes", table)
+  }
+
+  do {
+    let count = configuration.smoke ? 10 : 5_000
+    let columns = [Column.floor, Column.combine, Column.owner, Column.ownerBeside, Column.token]
+    let start = now()
+    let costs = registrationCosts(count: count, repetitions: configuration.smoke ? 1 : 3)
+    progress("registration: \(format(Double(now() - start) / 1e9, fractionDigits: 2)) s")
+    var table = Table(
+      title: "Registering \(count) observers, then releasing them and setting once",
+      unit: "ns per observer", columns: columns)
+    table.add("register", costs.register)
+    table.add("release + one set", costs.release)
+    record("registration", table)
+  }
+
+  print("# PropertyObservation benchmarks\n")
+  print(machineDescription())
+  if configuration.smoke { print("\n**Smoke run**: tiny counts, the numbers mean nothing.") }
+  if mc_is_active() == 0 { print("\n(The malloc interposer is inactive here: counts read 0.)") }
+  for key in order {
+    print("\n" + tables[key]!.render())
+  }
+  print("\n" + targetsReport(tables).render())
+  print(
+    "\n\(configuration.repetitions) interleaved repetitions per column, median; "
+      + "run took \(format(Double(now() - started) / 1e9, fractionDigits: 1)) s; "
+      + "checksum \(consumed).")
+
+  guard failures.isEmpty else {
+    print("\nFAILED:")
+    for failure in failures { print("- \(failure)") }
+    return 1
+  }
+  return 0
+}
+
+/// `--profile WORKLOAD COLUMN ITERATIONS` runs one column of one workload alone, for
+/// `valgrind --tool=callgrind` (WORKLOAD: fanout-N, oldnew-N, churn, reentrant, chain, keypath).
+func profile(_ values: [String]) -> Int32 {
+  guard values.count >= 2 else {
+    print("usage: benchmarks --profile WORKLOAD COLUMN [ITERATIONS]")
+    return 2
+  }
+  let workload = values[0]
+  let iterations = values.count > 2 ? Int(values[2]) ?? 100_000 : 100_000
+  let contenders: [Contender]
+  if workload.hasPrefix("fanout-"), let count = Int(workload.dropFirst(7)) {
+    contenders = fanOutContenders(observers: count, oldAndNew: false)
+  } else if workload.hasPrefix("oldnew-"), let count = Int(workload.dropFirst(7)) {
+    contenders = fanOutContenders(observers: count, oldAndNew: true)
+  } else if workload == "churn" {
+    contenders = churnContenders(permanent: 100)
+  } else if workload == "reentrant" {
+    contenders = reentrancyContenders(observers: 10)
+  } else if workload == "chain" {
+    contenders = derivedChainContenders()
+  } else if workload == "keypath" {
+    contenders = keyPathBindingContenders()
+  } else {
+    contenders = []
+  }
+  guard let contender = contenders.first(where: { $0.column == values[1] }) else {
+    print("unknown workload or column: \(values[0]) \(values[1])")
+    return 2
+  }
+  contender.run(iterations)
+  print("checksum \(contender.checksum())")
+  return 0
+}
