@@ -56,27 +56,35 @@ struct ObserverList<Value> {
     base[index].markRemoved()
   }
 
-  /// Removes, in place and keeping order, every entry for which `shouldRemove` is true.
-  /// The predicate gets a pointer so that the check reads the entry in place instead of copying
-  /// it (a copy would retain the closure and copy the weak reference).
-  mutating func removeAll(where shouldRemove: (UnsafeMutablePointer<Entry>) -> Bool) {
-    var kept = 0
-    for index in 0..<count {
-      let entry = base + index
-      if shouldRemove(entry) {
-        if entry.pointee.wantsOld { oldCount -= 1 }
-        entry.deinitialize(count: 1)
-      } else {
-        if kept != index { (base + kept).moveInitialize(from: entry, count: 1) }
-        kept += 1
+  /// Removes, in place and keeping order, the entries marked removed. Each run of kept entries
+  /// moves with one bulk move (a memmove where entries are bitwise-takable) rather than entry by
+  /// entry through a predicate: in this unspecialized code that costs ~60 ns per entry, which
+  /// made releasing n tokens one by one take seconds for n = 5000.
+  mutating func removeMarked() {
+    var index = 0
+    while index < count && !base[index].isRemoved { index += 1 }
+    var kept = index
+    while index < count {
+      if base[index].isRemoved {
+        (base + index).deinitialize(count: 1)
+        index += 1
+        continue
       }
+      var end = index + 1
+      while end < count && !base[end].isRemoved { end += 1 }
+      (base + kept).moveInitialize(from: base + index, count: end - index)
+      kept += end - index
+      index = end
     }
     count = kept
   }
 
   /// Drops removed entries and entries whose owner is gone.
   mutating func compact() {
-    removeAll { !$0.pointee.isLive }
+    for index in 0..<count where !base[index].isRemoved && !base[index].isLive {
+      markRemoved(at: index)
+    }
+    removeMarked()
   }
 
   /// The number of entries that can still be called. Costs a weak load per owner entry.
