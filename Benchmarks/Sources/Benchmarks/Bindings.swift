@@ -37,6 +37,28 @@ func derivedChainContenders() -> [Contender] {
       })
   }
 
+  // The same closure writing through the key path, to separate the standard library's key-path
+  // write (which allocates a holder per write) from the cost of the chain itself.
+  do {
+    let target = BindingTarget()
+    let source = Observable(0)
+    final class Last { var value = 0 }
+    let last = Last()
+    let keyPath: ReferenceWritableKeyPath<BindingTarget, Int> = \.value
+    source.observe(with: target, options: [.initial, .new]) { target, value in
+      let half = value / 2
+      if half != last.value {
+        last.value = half
+        target[keyPath: keyPath] = half
+      }
+    }
+    contenders.append(
+      Contender(Column.handWrittenKeyPath, unitsPerIteration: 1, checksum: { target.total }) {
+        iterations in
+        for value in 0..<iterations { source.value = value }
+      })
+  }
+
   do {
     let target = BindingTarget()
     let source = Observable(0)
@@ -80,6 +102,20 @@ func keyPathBindingContenders() -> [Contender] {
     }
     contenders.append(
       Contender(Column.handWritten, unitsPerIteration: 1, checksum: { target.total }) {
+        iterations in
+        for value in 0..<iterations { source.value = value }
+      })
+  }
+
+  do {
+    let target = BindingTarget()
+    let source = Observable(0)
+    let keyPath: ReferenceWritableKeyPath<BindingTarget, Int> = \.value
+    source.observe(with: target, options: [.initial, .new]) { target, value in
+      target[keyPath: keyPath] = value
+    }
+    contenders.append(
+      Contender(Column.handWrittenKeyPath, unitsPerIteration: 1, checksum: { target.total }) {
         iterations in
         for value in 0..<iterations { source.value = value }
       })

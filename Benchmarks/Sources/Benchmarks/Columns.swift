@@ -8,6 +8,7 @@ enum Column {
   static let ownerBeside = "addObserver, removeIfExists: false"
   static let token = "observe (token)"
   static let handWritten = "hand-written closure"
+  static let handWrittenKeyPath = "hand-written, key-path write"
   static let libraryBinding = "library binding"
   static let mainAsync = "observe + main.async"
   static let combineReceiveOn = "OpenCombine receive(on: main)"

@@ -90,7 +90,9 @@ func runBenchmarks(arguments: [String]) -> Int32 {
   do {
     var table = Table(
       title: "Bindings", unit: "ns per source set",
-      columns: [Column.handWritten, Column.libraryBinding, Column.combine])
+      columns: [
+        Column.handWritten, Column.handWrittenKeyPath, Column.libraryBinding, Column.combine,
+      ])
     table.add(
       "map → removeDuplicates → bind(to:)",
       run("derived chain", derivedChainContenders(), workPerIteration: 4))

@@ -104,10 +104,20 @@ func targetsReport(_ tables: [String: Table]) -> TargetsReport {
       "derived chain: library / hand-written closure",
       bindings.value(chain, Column.libraryBinding), bindings.value(chain, Column.handWritten),
       atMost: 2)
+    report.ratio(
+      "derived chain: library / hand-written with the same key-path write (no target)",
+      bindings.value(chain, Column.libraryBinding),
+      bindings.value(chain, Column.handWrittenKeyPath),
+      atMost: 2)
     let keyPath = "bind(to: target, \\.value)"
     report.ratio(
       "key-path binding: library / hand-written closure (no target in the issue)",
       bindings.value(keyPath, Column.libraryBinding), bindings.value(keyPath, Column.handWritten),
+      atMost: 2)
+    report.ratio(
+      "key-path binding: library / hand-written with the same key-path write (no target)",
+      bindings.value(keyPath, Column.libraryBinding),
+      bindings.value(keyPath, Column.handWrittenKeyPath),
       atMost: 2)
   }
   if let mainQueue = tables["mainQueue"] {
