@@ -76,6 +76,6 @@ protocol RegistrationRemoving: AnyObject {
 
 extension ReadOnlyObservable: RegistrationRemoving {
   func removeRegistration(ownedBy token: ObservationToken) {
-    remove(identity: Entry.identity(of: token))
+    remove(identity: Entry.identity(of: token), isUnique: true)
   }
 }

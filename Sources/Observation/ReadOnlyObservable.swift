@@ -223,13 +223,13 @@ public class ReadOnlyObservable<Value> {
   }
 
   /// Removes every registration with `identity`, at once or at the next round boundary.
-  final func remove(identity: UInt) {
+  final func remove(identity: UInt, isUnique: Bool = false) {
     lock.lock()
     defer { lock.unlock() }
     if let current = deliverer {
       removeWhileDelivering(identity: identity, onDeliveringThread: current == .current)
     } else {
-      removeNow(identity: identity)
+      removeNow(identity: identity, isUnique: isUnique)
     }
   }
 
@@ -369,9 +369,12 @@ public class ReadOnlyObservable<Value> {
     enqueue(.change(old: oldValue, new: newValue))
   }
 
-  private func removeNow(identity: UInt) {
-    if observers.markRemoved(identity: identity) {
-      observers.removeMarked()
+  /// Removal while no round runs. The entries are only marked, and compacted once marked
+  /// entries make up half the buffer, so removing many registrations one by one stays linear;
+  /// their closures are released at once.
+  private func removeNow(identity: UInt, isUnique: Bool = false) {
+    if observers.markRemoved(identity: identity, isUnique: isUnique, releasingCallbacks: true) {
+      observers.removeMarkedIfWorthIt()
     }
   }
 

@@ -75,6 +75,54 @@ struct ObservationTokenTests {
     withExtendedLifetime(first) {}
   }
 
+  @Test func cancellingATokenReleasesWhatItsClosureCapturedAtOnce() {
+    let observable = Observable(0)
+    // Other registrations stay, so the list is not compacted: the release must not wait for it.
+    let others = (0..<3).map { _ in observable.observe { _, _ in } }
+    weak var weakCaptured: Owner?
+    var token: ObservationToken?
+    do {
+      let captured = Owner()
+      weakCaptured = captured
+      token = observable.observe { _, _ in _ = captured }
+    }
+    #expect(weakCaptured != nil)
+    token?.cancel()
+    #expect(weakCaptured == nil, "released without waiting for a set")
+    withExtendedLifetime(others) {}
+  }
+
+  @Test func removingAnOwnerReleasesWhatItsClosureCapturedAtOnce() {
+    let observable = Observable(0)
+    let others = (0..<3).map { _ in observable.observe { _, _ in } }
+    defer { withExtendedLifetime(others) {} }
+    let owner = Owner()
+    weak var weakCaptured: Owner?
+    do {
+      let captured = Owner()
+      weakCaptured = captured
+      observable.addObserver(owner) { _, _ in _ = captured }
+    }
+    observable.removeObserver(owner)
+    #expect(weakCaptured == nil)
+  }
+
+  @Test func releasingManyTokensOneByOneRemovesExactlyThoseTokens() {
+    let observable = Observable(0)
+    var calls: [Int] = []
+    var tokens = (0..<1_000).map { index in
+      observable.observe { _, _ in calls.append(index) }
+    }
+    // Release every token but each tenth, oldest first, as a bag emptying itself would.
+    var kept: [ObservationToken] = []
+    for (index, token) in tokens.enumerated() where index.isMultiple(of: 10) { kept.append(token) }
+    tokens.removeAll()
+    #expect(observable.observerCount == 100)
+    observable.value = 1
+    #expect(calls == Array(stride(from: 0, to: 1_000, by: 10)))
+    withExtendedLifetime(kept) {}
+  }
+
   @Test func aBagEndsEveryRegistrationItHolds() {
     let observable = Observable(0)
     let log = EventLog<Call>()

@@ -11,7 +11,7 @@ struct ObserverEntry<Value> {
   /// and so needs no weak load per delivery.
   weak var owner: AnyObject?
   private var word: UInt
-  let callback: (Value, ObservableOptions) -> Void
+  private(set) var callback: (Value, ObservableOptions) -> Void
 
   // The delivery loop runs unspecialized (generic over `Value`), where the optimizer would
   // otherwise leave these one-instruction accessors as calls that each need type metadata.
@@ -65,6 +65,14 @@ struct ObserverEntry<Value> {
   /// Clears the delivery bits, so the entry is skipped for the rest of a round and pruned after.
   mutating func markRemoved() {
     word &= ~(Self.oldBit | Self.newBit)
+  }
+
+  /// Drops the closure and the weak reference of a removed entry that stays in the buffer until
+  /// the next compaction, so what the closure captured is released at once. Only safe while no
+  /// round runs: a round may be executing this very closure.
+  mutating func releaseCallback() {
+    callback = { _, _ in }
+    owner = nil
   }
 
   /// Whether the entry can still be called: not removed, and a token entry or a living owner.

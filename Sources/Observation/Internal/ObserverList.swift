@@ -15,6 +15,8 @@ struct ObserverList<Value> {
   private var capacity: Int
   /// How many kept entries want `.old`, so a round with none skips that pass.
   private(set) var oldCount = 0
+  /// How many entries are marked removed but still in the buffer.
+  private(set) var markedCount = 0
 
   init() {
     capacity = 4
@@ -40,13 +42,21 @@ struct ObserverList<Value> {
     if entry.wantsOld { oldCount += 1 }
   }
 
-  /// Marks every entry with `identity` removed; returns whether any was found.
+  /// Marks every entry with `identity` removed, or only the first when `isUnique` (a token owns
+  /// exactly one entry, so its scan can stop there); returns whether any was found. With
+  /// `releasingCallbacks`, also drops their closures now (see `ObserverEntry.releaseCallback`).
   @discardableResult
-  mutating func markRemoved(identity: UInt) -> Bool {
+  mutating func markRemoved(
+    identity: UInt,
+    isUnique: Bool = false,
+    releasingCallbacks: Bool = false
+  ) -> Bool {
     var found = false
     for index in 0..<count where base[index].identity == identity && !base[index].isRemoved {
       markRemoved(at: index)
+      if releasingCallbacks { base[index].releaseCallback() }
       found = true
+      if isUnique { break }
     }
     return found
   }
@@ -54,6 +64,13 @@ struct ObserverList<Value> {
   mutating func markRemoved(at index: Int) {
     if base[index].wantsOld { oldCount -= 1 }
     base[index].markRemoved()
+    markedCount += 1
+  }
+
+  /// Drops the marked entries once they are at least half of the buffer: removing them one at a
+  /// time would move the whole tail on every removal, making mass removal quadratic.
+  mutating func removeMarkedIfWorthIt() {
+    if markedCount * 2 >= count { removeMarked() }
   }
 
   /// Removes, in place and keeping order, the entries marked removed. Each run of kept entries
@@ -77,6 +94,7 @@ struct ObserverList<Value> {
       index = end
     }
     count = kept
+    markedCount = 0
   }
 
   /// Drops removed entries and entries whose owner is gone.
