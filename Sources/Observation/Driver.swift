@@ -307,9 +307,10 @@ public final class Driver<Value> {
       case .coalescing: drainNow = lane.submit(item, merging: Self.mergeBroadcasts)
       }
     }
-    let released = end(ended)
+    // Most changes end no subscription; skip building a release for them.
+    let released = ended.isEmpty ? nil : end(ended)
     lock.unlock()
-    released.finish()
+    if let released { released.finish() }
     if drainNow { lane.drain() }
   }
 
@@ -323,8 +324,14 @@ public final class Driver<Value> {
   private func deliver(_ item: Item) {
     switch item {
     case .broadcast(let sequence, let value):
-      let receivers = lock.withLock { subscriptions.filter { $0.joined < sequence } }
-      for subscription in receivers { call(subscription, with: value) }
+      // Snapshot under the lock, filter outside it: a background producer contends for this lock
+      // on every value. `joined` never changes once the subscription is in the list.
+      lock.lock()
+      let candidates = subscriptions
+      lock.unlock()
+      for subscription in candidates where subscription.joined < sequence {
+        call(subscription, with: value)
+      }
     case .replay(let subscription, let value):
       call(subscription, with: value)
     }

@@ -30,7 +30,16 @@ struct Lock: @unchecked Sendable {
       primitive.initialize(to: os_unfair_lock())
     #else
       primitive.initialize(to: pthread_mutex_t())
-      let status = pthread_mutex_init(primitive, nil)
+      var attributes = pthread_mutexattr_t()
+      pthread_mutexattr_init(&attributes)
+      #if canImport(Glibc)
+        // Spin briefly before sleeping: the critical sections here are a few dozen instructions,
+        // far shorter than a futex sleep and wake-up, which a plain mutex pays on every contended
+        // acquisition (measured: most of a Driver's cost when a background producer feeds it).
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+      #endif
+      let status = pthread_mutex_init(primitive, &attributes)
+      pthread_mutexattr_destroy(&attributes)
       precondition(status == 0, "pthread_mutex_init failed with \(status)")
     #endif
   }
