@@ -3,8 +3,10 @@
 /// The buffer is managed by hand rather than through `Array` so that the delivering thread can
 /// walk it through a stable pointer while callbacks run: during a round nothing appends to it or
 /// moves it (registrations made during a round are queued), entries are only marked removed, and
-/// removed or dead entries are compacted in place once the round is over. Setting a value
-/// therefore never allocates or copies the list.
+/// removed or dead entries are compacted in place once the round is over. Outside rounds,
+/// removals also only mark (and release the closure), and the list is compacted once marked
+/// entries make up half of it, so removing many registrations one by one stays linear. Setting
+/// a value never allocates or copies the list.
 ///
 /// Not thread-safe: ``Observable`` guards it with its lock and its delivering-thread rule.
 struct ObserverList<Value> {
