@@ -179,33 +179,7 @@ public class ReadOnlyObservable<Value> {
   final func register(_ entry: Entry, replacing: Bool, initial: Callback?) {
     lock.lock()
     if let current = deliverer {
-      if replacing {
-        removeWhileDelivering(identity: entry.identity, onDeliveringThread: current == .current)
-      }
-      // The entry waits in the queue, so that it sees only the changes made after this point.
-      if current == .current {
-        // Re-entrant: this thread owns delivery, so `.initial` can simply go out now.
-        if !entry.isRemoved { enqueue(.add(entry, gate: nil)) }
-        let value = storage
-        lock.unlock()
-        initial?(value, .initial)
-        return
-      }
-      // Another thread is delivering. `.initial` still goes out here, synchronously; the gate
-      // stops that thread from applying the entry (and so calling it) while `.initial` runs.
-      let gate = initial == nil || entry.isRemoved ? nil : InitialGate(thread: .current)
-      if !entry.isRemoved { enqueue(.add(entry, gate: gate)) }
-      let value = storage
-      lock.unlock()
-      guard let initial else { return }
-      initial(value, .initial)
-      guard let gate else { return }
-      lock.lock()
-      gate.isRunning = false
-      // If the delivering thread reached the entry meanwhile, it handed delivery over to us.
-      let isHandedOver = deliverer == .current
-      lock.unlock()
-      if isHandedOver { drainPending() }
+      registerWhileDelivering(entry, deliverer: current, replacing: replacing, initial: initial)
       return
     }
     if replacing { removeNow(identity: entry.identity) }
@@ -220,6 +194,45 @@ public class ReadOnlyObservable<Value> {
     lock.unlock()
     initial(value, .initial)
     drainPending()
+  }
+
+  /// The half of ``register(_:replacing:initial:)`` for when a round is running: entered with
+  /// the lock held, returns with it released. Kept apart (like ``drainQueue()``) so that the
+  /// common registration does not pay the generic queue's metadata look-up.
+  @inline(never)
+  private func registerWhileDelivering(
+    _ entry: Entry,
+    deliverer current: ThreadID,
+    replacing: Bool,
+    initial: Callback?
+  ) {
+    if replacing {
+      removeWhileDelivering(identity: entry.identity, onDeliveringThread: current == .current)
+    }
+    // The entry waits in the queue, so that it sees only the changes made after this point.
+    if current == .current {
+      // Re-entrant: this thread owns delivery, so `.initial` can simply go out now.
+      if !entry.isRemoved { enqueue(.add(entry, gate: nil)) }
+      let value = storage
+      lock.unlock()
+      initial?(value, .initial)
+      return
+    }
+    // Another thread is delivering. `.initial` still goes out here, synchronously; the gate
+    // stops that thread from applying the entry (and so calling it) while `.initial` runs.
+    let gate = initial == nil || entry.isRemoved ? nil : InitialGate(thread: .current)
+    if !entry.isRemoved { enqueue(.add(entry, gate: gate)) }
+    let value = storage
+    lock.unlock()
+    guard let initial else { return }
+    initial(value, .initial)
+    guard let gate else { return }
+    lock.lock()
+    gate.isRunning = false
+    // If the delivering thread reached the entry meanwhile, it handed delivery over to us.
+    let isHandedOver = deliverer == .current
+    lock.unlock()
+    if isHandedOver { drainPending() }
   }
 
   /// Removes every registration with `identity`, at once or at the next round boundary.

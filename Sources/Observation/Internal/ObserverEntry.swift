@@ -21,6 +21,7 @@ struct ObserverEntry<Value> {
   @inline(__always) private static var flagMask: UInt { 7 }
 
   /// An entry owned weakly by `owner`.
+  @inline(__always)
   init(
     owner: AnyObject,
     options: ObservableOptions,
@@ -32,6 +33,7 @@ struct ObserverEntry<Value> {
   }
 
   /// An entry owned by `token`, which must remove it before it is deallocated.
+  @inline(__always)
   init(
     token: AnyObject,
     options: ObservableOptions,
@@ -42,6 +44,7 @@ struct ObserverEntry<Value> {
     self.callback = callback
   }
 
+  @inline(__always)
   static func identity(of object: AnyObject) -> UInt {
     UInt(bitPattern: ObjectIdentifier(object)) & ~flagMask
   }
@@ -51,6 +54,7 @@ struct ObserverEntry<Value> {
     bits(for: options) != 0
   }
 
+  @inline(__always)
   private static func bits(for options: ObservableOptions) -> UInt {
     (options.contains(.old) ? oldBit : 0) | (options.contains(.new) ? newBit : 0)
   }
