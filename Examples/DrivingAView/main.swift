@@ -1,5 +1,11 @@
-import Foundation
+import Dispatch
 import PropertyObservation
+
+#if canImport(Darwin)
+  import Darwin  // exit(_:)
+#elseif canImport(Glibc)
+  import Glibc
+#endif
 
 /// A download whose progress a background queue updates.
 final class Download: Sendable {
