@@ -49,11 +49,6 @@ struct ObserverEntry<Value> {
     UInt(bitPattern: ObjectIdentifier(object)) & ~flagMask
   }
 
-  /// Whether a registration with `options` is ever called after registration.
-  static func isKept(_ options: ObservableOptions) -> Bool {
-    bits(for: options) != 0
-  }
-
   @inline(__always)
   private static func bits(for options: ObservableOptions) -> UInt {
     (options.contains(.old) ? oldBit : 0) | (options.contains(.new) ? newBit : 0)
