@@ -126,6 +126,11 @@ public class ReadOnlyObservable<Value> {
     lock.withLock { observers.liveCount }
   }
 
+  /// The slots the queue of pending work holds on to, for tests of its memory.
+  final var pendingCapacity: Int {
+    lock.withLock { pending.capacity }
+  }
+
   // MARK: - Setting (for Observable and derived observables)
 
   /// Stores `newValue` and notifies, following the ordering rules on ``Observable``.
