@@ -76,16 +76,22 @@ struct EngineRegressionTests {
     #expect(finished, "pruning a dead owner deadlocked")
   }
 
-  @Test func releasingATokenInsideADriverSubscriptionRemovalReturns() {
-    let finished = finishes {
+  @Test func cancellingADriveWhoseClosureOwnsAnotherDriveOfTheSameDriverReturns() {
+    let done = DispatchSemaphore(value: 0)
+    // `drive` callbacks are main-actor closures: run the program on the main queue.
+    DispatchQueue.main.async {
       let source = Observable(0)
       let driver = source.asDriver(scheduler: .immediate)
-      let inner = source.observe { _, _ in }
-      let token = driver.drive { _ in withExtendedLifetime(inner) {} }
-      token.cancel()
+      let outer: ObservationToken
+      do {
+        let inner = driver.drive { _ in }
+        outer = driver.drive { _ in withExtendedLifetime(inner) {} }
+      }
+      outer.cancel()
       source.value = 1
+      done.signal()
     }
-    #expect(finished, "the Driver deadlocked releasing its upstream registration")
+    #expect(done.wait(timeout: .now() + 10) == .success, "the Driver deadlocked")
   }
 
   // 2. A cancel must end its own registration, never one whose owner had the same address.

@@ -18,22 +18,32 @@
 /// (`model.score.map { "\($0)" }.observe { ... }`) lives exactly as long as its token.
 ///
 /// > Important: Cancelling from a callback stops the registration for the rest of the current
-/// > round; cancelling from another thread while a round is running stops it at the next round
-/// > boundary, so a callback of that round may still run.
+/// > round; cancelling from another thread while a round is running stops it before the next
+/// > round, so a callback of the round in progress may still run, but no later one.
 public final class ObservationToken {
-  private let source: any RegistrationRemoving
+  /// What the registration lives in; `nil` once cancelled, so that cancelling also lets go of
+  /// the observable (and of an inline chain) at once. Guarded by the token's lock stripe.
+  private var source: (any RegistrationRemoving)?
 
   init(source: any RegistrationRemoving) {
     self.source = source
   }
 
   deinit {
-    source.removeRegistration(ownedBy: self)
+    // No other reference exists, so no lock is needed to read `source`.
+    source?.removeRegistration(ownedBy: self)
   }
 
-  /// Ends the registration now. Calling it again, or after the observable is gone, does nothing.
+  /// Ends the registration now and releases the observable the token kept alive.
+  ///
+  /// Calling it again, or after the observable is gone, does nothing.
   public func cancel() {
-    source.removeRegistration(ownedBy: self)
+    let lock = LockStripes.lock(for: self)
+    lock.lock()
+    let source = self.source
+    self.source = nil
+    lock.unlock()
+    source?.removeRegistration(ownedBy: self)
   }
 
   /// Keeps the token in `bag`, which cancels it when the bag is emptied or released.
@@ -51,8 +61,8 @@ public final class ObservationToken {
   }
 }
 
-// The token's only stored property is immutable, and ending a registration goes through the
-// source's own lock.
+// `source` is guarded by the token's lock stripe (see `LockStripes`), and ending a registration
+// goes through the source's own lock.
 extension ObservationToken: @unchecked Sendable {}
 
 extension ObservationToken: Hashable {
@@ -76,6 +86,6 @@ protocol RegistrationRemoving: AnyObject {
 
 extension ReadOnlyObservable: RegistrationRemoving {
   func removeRegistration(ownedBy token: ObservationToken) {
-    remove(identity: Entry.identity(of: token), isUnique: true)
+    removeToken(Entry.identity(of: token))
   }
 }

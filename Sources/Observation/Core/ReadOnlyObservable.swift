@@ -22,28 +22,40 @@ public class ReadOnlyObservable<Value> {
   /// Work that arrives while a round is running, applied in arrival order between rounds.
   private enum PendingEvent {
     case change(old: Value, new: Value)
-    /// A registration; `gate` is set while another thread is still delivering its `.initial`.
-    case add(Entry, gate: InitialGate?)
-    case remove(identity: UInt)
+    case add(Entry)
+    /// A registration whose `.initial` runs on another thread (see ``DeliveryState``).
+    case gated(Gate<Value>)
     case cancelled
+  }
+
+  /// A removal made by another thread during a round, applied before the next round.
+  private enum Removal {
+    case token(UInt)
+    case owner(UInt)
   }
 
   private let lock = Lock()
 
   // Every property below is guarded by `lock`, with one exception that makes delivery cheap:
-  // while `deliverer` is set, only that thread changes `observers` (always under the lock), so
-  // it may also read `observers` without the lock. Other threads queue their changes in
-  // `pending` instead. Dynamic exclusivity checks would cost more than a delivery and cannot see
-  // the lock, hence `@exclusivity(unchecked)`.
+  // while a thread is the deliverer (see `state`), only that thread changes `observers` (always
+  // under the lock), so it may also read `observers` without the lock. Other threads queue
+  // their changes instead. Dynamic exclusivity checks would cost more than a delivery and cannot
+  // see the lock, hence `@exclusivity(unchecked)`.
   @exclusivity(unchecked) private var storage: Value
   @exclusivity(unchecked) private var version: UInt = 0
   @exclusivity(unchecked) private var observers = ObserverList<Value>()
-  @exclusivity(unchecked) private var deliverer: ThreadID?
-  @exclusivity(unchecked) private var pending: [PendingEvent] = []
-  @exclusivity(unchecked) private var pendingHead = 0
-  /// Whether `pending` holds unapplied work. Checked instead of `pending` itself because any use
-  /// of the generic queue costs a metadata look-up, which would dominate a set that queues nothing.
+  @exclusivity(unchecked) private var state = DeliveryState()
+  @exclusivity(unchecked) private var pending = WorkQueue<PendingEvent>()
+  /// Whether `pending` holds work. Checked instead of `pending` itself because any use of the
+  /// generic queue costs a metadata look-up, which would dominate a set that queues nothing.
   @exclusivity(unchecked) private var hasPending = false
+  /// Whether the deliverer has work to do before its next round: removals from other threads,
+  /// or gated registrations to catch up.
+  @exclusivity(unchecked) private var hasBoundaryWork = false
+  @exclusivity(unchecked) private var deferredRemovals: [Removal] = []
+  /// Gated registrations the deliverer has reached: closed ones collect the rounds they miss,
+  /// open ones wait to be caught up.
+  @exclusivity(unchecked) private var reachedGates: [Gate<Value>] = []
   @exclusivity(unchecked) private var needsCompaction = false
   @exclusivity(unchecked) private var tracer: Tracer?
 
@@ -52,6 +64,8 @@ public class ReadOnlyObservable<Value> {
   }
 
   deinit {
+    // Nothing else can reach the observable now, so releasing the closures here runs no user
+    // code under the lock.
     observers.deallocate()
     lock.deallocate()
   }
@@ -112,7 +126,7 @@ public class ReadOnlyObservable<Value> {
   /// - Parameter observer: The owner passed to ``addObserver(_:removeIfExists:options:closure:)``
   ///   or ``observe(with:options:_:)``.
   public final func removeObserver(_ observer: AnyObject) {
-    remove(identity: Entry.identity(of: observer))
+    removeOwner(Entry.identity(of: observer))
   }
 
   /// The number of registrations that can still be called.
@@ -164,16 +178,22 @@ public class ReadOnlyObservable<Value> {
     let oldValue = storage
     storage = newValue
     version &+= 1
-    guard deliverer == nil else {
+    switch state.set(on: .current) {
+    case .enqueue:
       enqueueChange(old: oldValue, new: newValue)
       lock.unlock()
-      return true
+    case .deliver:
+      if hasBoundaryWork {
+        // Gated registrations wait for this round too: let the queue carry it.
+        enqueueChange(old: oldValue, new: newValue)
+        lock.unlock()
+      } else {
+        let tracer = tracer
+        lock.unlock()
+        deliverRound(old: oldValue, new: newValue, tracer: tracer)
+      }
+      drain()
     }
-    deliverer = .current
-    let tracer = tracer
-    lock.unlock()
-    deliverRound(old: oldValue, new: newValue, tracer: tracer)
-    drainPending()
     return true
   }
 
@@ -182,76 +202,264 @@ public class ReadOnlyObservable<Value> {
   /// Adds `entry` and delivers `.initial` through `initial`. A registration with neither `.old`
   /// nor `.new` is not kept, but still replaces the owner's earlier registrations.
   final func register(_ entry: Entry, replacing: Bool, initial: Callback?) {
+    var released: [Callback] = []
     lock.lock()
-    if let current = deliverer {
-      registerWhileDelivering(entry, deliverer: current, replacing: replacing, initial: initial)
-      return
-    }
-    if replacing { removeNow(identity: entry.identity) }
-    if !entry.isRemoved { observers.append(entry) }
-    guard let initial else {
-      lock.unlock()
-      return
-    }
-    // Hold the deliverer role during `.initial`, so no round reaches the new observer before it.
-    let value = storage
-    deliverer = .current
-    lock.unlock()
-    initial(value, .initial)
-    drainPending()
-  }
-
-  /// The half of ``register(_:replacing:initial:)`` for when a round is running: entered with
-  /// the lock held, returns with it released. Kept apart (like ``drainQueue()``) so that the
-  /// common registration does not pay the generic queue's metadata look-up.
-  @inline(never)
-  private func registerWhileDelivering(
-    _ entry: Entry,
-    deliverer current: ThreadID,
-    replacing: Bool,
-    initial: Callback?
-  ) {
-    if replacing {
-      removeWhileDelivering(identity: entry.identity, onDeliveringThread: current == .current)
-    }
-    // The entry waits in the queue, so that it sees only the changes made after this point.
-    if current == .current {
-      // Re-entrant: this thread owns delivery, so `.initial` can simply go out now.
-      if !entry.isRemoved { enqueue(.add(entry, gate: nil)) }
+    if replacing { removeLocked(.owner(entry.identity), released: &released) }
+    guard !entry.isRemoved else {
+      // Nothing to keep: `.initial` alone needs no place in the order.
       let value = storage
       lock.unlock()
+      Lock.assertNotHeld()
+      released = []
       initial?(value, .initial)
       return
     }
-    // Another thread is delivering. `.initial` still goes out here, synchronously; the gate
-    // stops that thread from applying the entry (and so calling it) while `.initial` runs.
-    let gate = initial == nil || entry.isRemoved ? nil : InitialGate(thread: .current)
-    if !entry.isRemoved { enqueue(.add(entry, gate: gate)) }
-    let value = storage
-    lock.unlock()
-    guard let initial else { return }
-    initial(value, .initial)
-    guard let gate else { return }
-    lock.lock()
-    gate.isRunning = false
-    // If the delivering thread reached the entry meanwhile, it handed delivery over to us.
-    let isHandedOver = deliverer == .current
-    lock.unlock()
-    if isHandedOver { drainPending() }
+    switch state.register(on: .current, sendsInitial: initial != nil) {
+    case .append:
+      observers.append(entry, released: &released)
+      lock.unlock()
+      Lock.assertNotHeld()
+    case .appendAndSendInitial:
+      // This thread holds the deliverer role during `.initial`, so no round reaches the new
+      // observer before it.
+      observers.append(entry, released: &released)
+      let value = storage
+      lock.unlock()
+      released = []
+      initial?(value, .initial)
+      drain()
+    case .enqueue:
+      // Re-entrant: the entry waits in the queue, so it sees only the changes made after this
+      // point, and `.initial` can go out now.
+      enqueue(.add(entry))
+      let value = storage
+      lock.unlock()
+      released = []
+      initial?(value, .initial)
+    case .enqueueGated:
+      let gate = Gate(entry: entry)
+      enqueue(.gated(gate))
+      let value = storage
+      lock.unlock()
+      released = []
+      initial?(value, .initial)
+      openGate(gate)
+    }
   }
 
-  /// Removes every registration with `identity`, at once or at the next round boundary.
-  final func remove(identity: UInt, isUnique: Bool = false) {
+  /// Removes the token's registration: at once when no round runs or on the delivering thread,
+  /// before the next round otherwise. Its closure is released after unlocking.
+  final func removeToken(_ identity: UInt) {
+    var released: [Callback] = []
+    lock.withLock { removeLocked(.token(identity), released: &released) }
+    Lock.assertNotHeld()
+    released = []
+  }
+
+  /// Removes every registration of the owner with `identity`, like ``removeToken(_:)``.
+  final func removeOwner(_ identity: UInt) {
+    var released: [Callback] = []
+    lock.withLock { removeLocked(.owner(identity), released: &released) }
+    Lock.assertNotHeld()
+    released = []
+  }
+
+  /// Removal with the lock held. Closures that may be released now go to `released`.
+  private func removeLocked(_ removal: Removal, released: inout [Callback]) {
+    if hasPending { cancelQueuedAdds(removal, released: &released) }
+    if !reachedGates.isEmpty { cancelReachedGates(removal, released: &released) }
+    switch state.remove(on: .current) {
+    case .removeNow:
+      switch removal {
+      case .token(let identity):
+        if let callback = observers.removeToken(identity) { released.append(callback) }
+      case .owner(let identity):
+        observers.removeOwner(identity, released: &released, taking: true)
+      }
+    case .mark:
+      let found: Bool
+      switch removal {
+      case .token(let identity): found = observers.markToken(identity)
+      case .owner(let identity):
+        found = observers.removeOwner(identity, released: &released, taking: false)
+      }
+      if found { needsCompaction = true }
+    case .deferToNextRound:
+      deferredRemovals.append(removal)
+      hasBoundaryWork = true
+    }
+  }
+
+  @inline(never)
+  private func cancelQueuedAdds(_ removal: Removal, released: inout [Callback]) {
+    pending.updateEach { event in
+      switch event {
+      case .add(var entry) where Self.matches(entry, removal):
+        if let callback = entry.takeCallback() { released.append(callback) }
+        return .cancelled
+      case .gated(let gate) where Self.matches(gate.entry, removal):
+        gate.cancel(released: &released)
+        return event
+      default:
+        return event
+      }
+    }
+  }
+
+  private func cancelReachedGates(_ removal: Removal, released: inout [Callback]) {
+    for gate in reachedGates where Self.matches(gate.entry, removal) {
+      gate.cancel(released: &released)
+    }
+  }
+
+  private static func matches(_ entry: Entry, _ removal: Removal) -> Bool {
+    switch removal {
+    case .token(let identity): entry.isOwned(byToken: identity)
+    case .owner(let identity): entry.isOwned(byOwner: identity)
+    }
+  }
+
+  // MARK: - Gated registrations
+
+  /// Called by the registering thread once `.initial` has returned.
+  private func openGate(_ gate: Gate<Value>) {
     lock.lock()
-    defer { lock.unlock() }
-    if let current = deliverer {
-      removeWhileDelivering(identity: identity, onDeliveringThread: current == .current)
-    } else {
-      removeNow(identity: identity, isUnique: isUnique)
+    gate.isOpen = true
+    switch state.openGate(on: .current) {
+    case .leaveToDeliverer:
+      hasBoundaryWork = true
+      lock.unlock()
+    case .catchUp:
+      hasBoundaryWork = true
+      lock.unlock()
+      drain()
     }
   }
 
   // MARK: - Delivery
+
+  /// Applies queued work in arrival order, running a round for each queued change, until the
+  /// queue is empty; then gives up the deliverer role. Only the deliverer calls this.
+  private func drain() {
+    lock.lock()
+    guard hasPending || hasBoundaryWork || needsCompaction else {
+      state.finish(on: .current)
+      lock.unlock()
+      return
+    }
+    drainQueue()
+  }
+
+  /// The slow half of ``drain()``: entered with the lock held, returns with it released. Kept
+  /// apart because touching the generic queue costs a metadata look-up per call even when the
+  /// code that uses it does not run.
+  @inline(never)
+  private func drainQueue() {
+    let thread = ThreadID.current
+    var released: [Callback] = []
+    while true {
+      state.requireDeliverer(thread)
+      if hasBoundaryWork, let catchUp = boundaryWork(released: &released) {
+        lock.unlock()
+        released = []
+        catchUp.deliver()
+        lock.lock()
+        continue
+      }
+      guard let event = pending.popFirst() else { break }
+      switch event {
+      case .change(let oldValue, let newValue):
+        for gate in reachedGates where !gate.isOpen { gate.miss(old: oldValue, new: newValue) }
+        let tracer = tracer
+        lock.unlock()
+        released = []
+        deliverRound(old: oldValue, new: newValue, tracer: tracer)
+        lock.lock()
+      case .add(let entry):
+        observers.append(entry, released: &released)
+      case .gated(let gate):
+        if gate.isOpen {
+          if !gate.entry.isRemoved { observers.append(gate.entry, released: &released) }
+        } else {
+          reachedGates.append(gate)
+          hasBoundaryWork = true
+        }
+      case .cancelled:
+        break
+      }
+    }
+    hasPending = false
+    if needsCompaction {
+      // The round marked every entry it found dead and every removal marked its entries, so
+      // dropping the marked ones is enough: `compact()` would load every owner's weak reference
+      // again (~50 instructions each), which made churn cost 1.2x the weak-owner floor.
+      observers.removeMarked(released: &released)
+      needsCompaction = false
+    }
+    #if DEBUG
+      observers._checkInvariants()
+    #endif
+    state.finish(on: thread)
+    lock.unlock()
+    Lock.assertNotHeld()
+    released = []
+  }
+
+  /// What the deliverer does between rounds, lock held: applies removals from other threads and
+  /// returns the next open gate to catch up, if any (delivered after unlocking).
+  private func boundaryWork(released: inout [Callback]) -> CatchUp? {
+    for removal in deferredRemovals {
+      switch removal {
+      case .token(let identity):
+        if let callback = observers.removeToken(identity) { released.append(callback) }
+      case .owner(let identity):
+        observers.removeOwner(identity, released: &released, taking: true)
+      }
+    }
+    deferredRemovals.removeAll()
+    // Closed gates keep the flag up: every round must be recorded for them.
+    hasBoundaryWork = !reachedGates.isEmpty
+    guard let index = reachedGates.firstIndex(where: { $0.isOpen }) else { return nil }
+    let gate = reachedGates.remove(at: index)
+    hasBoundaryWork = !reachedGates.isEmpty
+    return CatchUp(gate: gate, observable: self)
+  }
+
+  /// Delivers a gate's missed rounds to its entry, then adds the entry to the list.
+  private struct CatchUp {
+    let gate: Gate<Value>
+    let observable: ReadOnlyObservable<Value>
+
+    func deliver() {
+      // Only the deliverer touches an open gate, so its backlog is stable here.
+      var entry = gate.entry
+      for (oldValue, newValue) in gate.backlog {
+        // A removal from another thread may cancel the gate meanwhile.
+        guard !observable.lock.withLock({ gate.isCancelled }) else { break }
+        if entry.wants(Entry.oldBit) { call(&entry, oldValue, .old) }
+        if entry.wants(Entry.newBit) { call(&entry, newValue, .new) }
+      }
+      observable.lock.lock()
+      var released: [Callback] = []
+      if !gate.isCancelled, entry.isLive {
+        observable.observers.append(entry, released: &released)
+      } else if let callback = gate.takeCallback() {
+        released.append(callback)
+      }
+      gate.backlog = []
+      observable.lock.unlock()
+    }
+
+    private func call(_ entry: inout Entry, _ value: Value, _ option: ObservableOptions) {
+      guard let callback = entry.callback else { return }
+      if entry.isToken {
+        callback(value, option)
+      } else if let owner = entry.owner {
+        callback(value, option)
+        withExtendedLifetime(owner) {}
+      }
+    }
+  }
 
   /// Runs one round, then reports it to `tracer`. Only the deliverer calls this, without the
   /// lock.
@@ -289,11 +497,11 @@ public class ReadOnlyObservable<Value> {
   ) {
     guard entry.pointee.wants(bit) else { return }
     if entry.pointee.isToken {
-      entry.pointee.callback(value, option)
+      entry.pointee.callback.unsafelyUnwrapped(value, option)
       outcome.calls &+= 1
     } else if let owner = entry.pointee.owner {
       // The one weak load per delivery; the strong reference keeps the owner alive for the call.
-      entry.pointee.callback(value, option)
+      entry.pointee.callback.unsafelyUnwrapped(value, option)
       #if compiler(>=6.1)
         extendLifetime(owner)
       #else
@@ -313,69 +521,14 @@ public class ReadOnlyObservable<Value> {
 
   /// Starts or (with `nil`) stops reporting rounds; see ``trace(as:_:)``.
   final func setTracer(_ newTracer: Tracer?) {
-    lock.withLock { tracer = newTracer }
+    let previous: Tracer? = lock.withLock {
+      defer { tracer = newTracer }
+      return tracer
+    }
+    withExtendedLifetime(previous) {}
   }
 
-  /// Applies queued work in arrival order, running a round for each queued change, until the
-  /// queue is empty; then gives up the deliverer role. Only the deliverer calls this.
-  private func drainPending() {
-    lock.lock()
-    guard hasPending || needsCompaction else {
-      deliverer = nil
-      lock.unlock()
-      return
-    }
-    drainQueue()
-  }
-
-  /// The slow half of ``drainPending()``: entered with the lock held, returns with it released.
-  /// Kept apart because touching the generic queue costs a metadata look-up per call even when
-  /// the code that uses it does not run.
-  @inline(never)
-  private func drainQueue() {
-    while hasPending && pendingHead < pending.count {
-      let event = pending[pendingHead]
-      if case .add(_, let gate?) = event, gate.isRunning {
-        // The registering thread is still inside `.initial`. Waiting for it could deadlock if
-        // that callback waits for this thread, so hand delivery over: it drains the rest of
-        // the queue, starting with this entry, as soon as its `.initial` returns.
-        deliverer = gate.thread
-        lock.unlock()
-        return
-      }
-      pending[pendingHead] = .cancelled
-      pendingHead += 1
-      switch event {
-      case .change(let oldValue, let newValue):
-        let tracer = tracer
-        lock.unlock()
-        deliverRound(old: oldValue, new: newValue, tracer: tracer)
-        lock.lock()
-      case .add(let entry, _):
-        if !entry.isRemoved { observers.append(entry) }
-      case .remove(let identity):
-        removeNow(identity: identity)
-      case .cancelled:
-        break
-      }
-    }
-    if hasPending {
-      pending.removeAll(keepingCapacity: true)
-      pendingHead = 0
-      hasPending = false
-    }
-    if needsCompaction {
-      // The round marked every entry it found dead and every removal marked its entries, so
-      // dropping the marked ones is enough: `compact()` would load every owner's weak reference
-      // again (~50 instructions each), which made churn cost 1.2x the weak-owner floor.
-      observers.removeMarked()
-      needsCompaction = false
-    }
-    deliverer = nil
-    lock.unlock()
-  }
-
-  // MARK: - Queue and removal helpers (lock held)
+  // MARK: - Queue helpers (lock held)
 
   private func enqueue(_ event: PendingEvent) {
     pending.append(event)
@@ -386,31 +539,35 @@ public class ReadOnlyObservable<Value> {
   private func enqueueChange(old oldValue: Value, new newValue: Value) {
     enqueue(.change(old: oldValue, new: newValue))
   }
+}
 
-  /// Removal while no round runs. The entries are only marked, and compacted once marked
-  /// entries make up half the buffer, so removing many registrations one by one stays linear;
-  /// their closures are released at once.
-  private func removeNow(identity: UInt, isUnique: Bool = false) {
-    if observers.markRemoved(identity: identity, isUnique: isUnique, releasingCallbacks: true) {
-      observers.removeMarkedIfWorthIt()
-    }
+/// A registration with `.initial` made on one thread while another thread delivers: its entry
+/// joins the list only after `.initial` has returned, and the rounds it misses meanwhile are kept
+/// for it. Every property is guarded by the observable's lock; once open, only the deliverer
+/// reads it.
+private final class Gate<Value> {
+  private(set) var entry: ObserverEntry<Value>
+  var isOpen = false
+  private(set) var isCancelled = false
+  var backlog: [(Value, Value)] = []
+
+  init(entry: ObserverEntry<Value>) {
+    self.entry = entry
   }
 
-  /// Removal while a round is running: queued registrations of `identity` are dropped now; list
-  /// entries are marked at once on the delivering thread, or at the next boundary otherwise.
-  private func removeWhileDelivering(identity: UInt, onDeliveringThread: Bool) {
-    if hasPending {
-      for index in pendingHead..<pending.count {
-        if case .add(let entry, _) = pending[index], entry.identity == identity {
-          pending[index] = .cancelled
-        }
-      }
-    }
-    if onDeliveringThread {
-      if observers.markRemoved(identity: identity) { needsCompaction = true }
-    } else {
-      enqueue(.remove(identity: identity))
-    }
+  func miss(old oldValue: Value, new newValue: Value) {
+    backlog.append((oldValue, newValue))
+  }
+
+  func cancel(released: inout [(Value, ObservableOptions) -> Void]) {
+    isCancelled = true
+    entry.markRemoved()
+    if isOpen { return }  // the deliverer may be calling it; it is released when caught up
+    if let callback = entry.takeCallback() { released.append(callback) }
+  }
+
+  func takeCallback() -> ((Value, ObservableOptions) -> Void)? {
+    entry.takeCallback()
   }
 }
 
@@ -425,17 +582,6 @@ struct Tracer {
 private struct RoundOutcome {
   var calls = 0
   var pruned = 0
-}
-
-/// Marks a registration whose `.initial` callback is running on the thread that registered it
-/// while another thread was delivering. Guarded by the observable's lock.
-private final class InitialGate {
-  let thread: ThreadID
-  var isRunning = true
-
-  init(thread: ThreadID) {
-    self.thread = thread
-  }
 }
 
 // Every stored property is guarded by `lock` (see the note on the properties above).

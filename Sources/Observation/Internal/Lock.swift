@@ -58,13 +58,29 @@ struct Lock: @unchecked Sendable {
     #else
       pthread_mutex_lock(primitive)
     #endif
+    #if DEBUG
+      HeldLocks.count += 1
+    #endif
   }
 
   func unlock() {
+    #if DEBUG
+      HeldLocks.count -= 1
+    #endif
     #if canImport(Darwin)
       os_unfair_lock_unlock(primitive)
     #else
       pthread_mutex_unlock(primitive)
+    #endif
+  }
+
+  /// In debug builds, stops the program if the calling thread holds any of the library's locks:
+  /// called before user code runs and before user objects are released, whose deinit is user
+  /// code that may re-enter the library. Free in release builds.
+  @inline(__always)
+  static func assertNotHeld(_ what: StaticString = "User code ran", line: UInt = #line) {
+    #if DEBUG
+      precondition(HeldLocks.count == 0, "\(what) with a lock held (line \(line)).")
     #endif
   }
 
@@ -75,14 +91,19 @@ struct Lock: @unchecked Sendable {
   }
 }
 
-/// An opaque identity for the calling thread, used to tell a re-entrant call from the thread that
-/// is delivering a round apart from a call made concurrently by another thread.
-struct ThreadID: Equatable {
-  private let raw: pthread_t
+#if DEBUG
+  /// How many of the library's locks the calling thread holds, kept in a thread-specific slot.
+  private enum HeldLocks {
+    static let key: pthread_key_t = {
+      var key = pthread_key_t()
+      let status = pthread_key_create(&key, nil)
+      precondition(status == 0, "pthread_key_create failed with \(status)")
+      return key
+    }()
 
-  static var current: ThreadID { ThreadID(raw: pthread_self()) }
-
-  static func == (lhs: ThreadID, rhs: ThreadID) -> Bool {
-    pthread_equal(lhs.raw, rhs.raw) != 0
+    static var count: Int {
+      get { Int(bitPattern: pthread_getspecific(key)) }
+      set { pthread_setspecific(key, UnsafeRawPointer(bitPattern: newValue)) }
+    }
   }
-}
+#endif

@@ -11,7 +11,9 @@ struct ObserverEntry<Value> {
   /// and so needs no weak load per delivery.
   weak var owner: AnyObject?
   private var word: UInt
-  private(set) var callback: (Value, ObservableOptions) -> Void
+  /// `nil` once the entry is removed and its closure handed back to be released outside the
+  /// lock; a removed entry is never called.
+  private(set) var callback: ((Value, ObservableOptions) -> Void)?
 
   // The delivery loop runs unspecialized (generic over `Value`), where the optimizer would
   // otherwise leave these one-instruction accessors as calls that each need type metadata.
@@ -66,12 +68,25 @@ struct ObserverEntry<Value> {
     word &= ~(Self.oldBit | Self.newBit)
   }
 
-  /// Drops the closure and the weak reference of a removed entry that stays in the buffer until
-  /// the next compaction, so what the closure captured is released at once. Only safe while no
-  /// round runs: a round may be executing this very closure.
-  mutating func releaseCallback() {
-    callback = { _, _ in }
-    owner = nil
+  /// Takes the closure out of a removed entry, so that its owner can release it (and whatever it
+  /// captured, whose deinit is user code) after unlocking. Only safe while no round runs, or for
+  /// an entry the round has passed: a round may be executing this very closure.
+  mutating func takeCallback() -> ((Value, ObservableOptions) -> Void)? {
+    defer { callback = nil }
+    return callback
+  }
+
+  /// Whether `token` owns this entry. Only token entries are compared, so a dead owner's entry
+  /// whose address a new token reuses is never mistaken for the token's.
+  @inline(__always)
+  func isOwned(byToken identity: UInt) -> Bool {
+    word & ~(Self.oldBit | Self.newBit) == identity | Self.tokenBit
+  }
+
+  /// Whether this is an owner entry of the owner with `identity` (token entries never match).
+  @inline(__always)
+  func isOwned(byOwner identity: UInt) -> Bool {
+    word & ~(Self.oldBit | Self.newBit) == identity
   }
 
   /// Whether the entry can still be called: not removed, and a token entry or a living owner.

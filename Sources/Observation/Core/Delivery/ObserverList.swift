@@ -27,16 +27,19 @@ struct ObserverList<Value> {
 
   /// Deinitializes every entry and frees the buffer; the list must not be used afterwards.
   mutating func deallocate() {
-    base.deinitialize(count: count)
+    base.deinitialize(count: count)  // the owning observable is in its deinit: no lock is held
     base.deallocate()
     count = 0
   }
 
-  mutating func append(_ entry: Entry) {
+  typealias Callback = (Value, ObservableOptions) -> Void
+
+  /// Appends `entry`. When the buffer is full, entries of dead owners are dropped first (so a
+  /// list that sees registrations but no sets stays bounded by its live observers); their
+  /// closures go to `released`.
+  mutating func append(_ entry: Entry, released: inout [Callback]) {
     if count == capacity {
-      // Owners may have died since the last set; reclaim their slots before growing, so a list
-      // that sees registrations but no sets stays bounded by its live observers.
-      compact()
+      compact(released: &released)
       if count * 4 >= capacity * 3 { grow() }
     }
     (base + count).initialize(to: entry)
@@ -44,23 +47,43 @@ struct ObserverList<Value> {
     if entry.wantsOld { oldCount += 1 }
   }
 
-  /// Marks every entry with `identity` removed, or only the first when `isUnique` (a token owns
-  /// exactly one entry, so its scan can stop there); returns whether any was found. With
-  /// `releasingCallbacks`, also drops their closures now (see `ObserverEntry.releaseCallback`).
-  @discardableResult
-  mutating func markRemoved(
-    identity: UInt,
-    isUnique: Bool = false,
-    releasingCallbacks: Bool = false
-  ) -> Bool {
-    var found = false
-    for index in 0..<count where base[index].identity == identity && !base[index].isRemoved {
+  /// Marks the entry of the token with `identity` removed and returns its closure, to be
+  /// released after unlocking; `nil` if the token has no entry here.
+  ///
+  /// - Complexity: O(*n*); the scan compares one word per entry and loads no weak reference.
+  mutating func removeToken(_ identity: UInt) -> Callback? {
+    for index in 0..<count where !base[index].isRemoved && base[index].isOwned(byToken: identity) {
       markRemoved(at: index)
-      if releasingCallbacks { base[index].releaseCallback() }
-      found = true
-      if isUnique { break }
+      let callback = base[index].takeCallback()
+      removeMarkedIfWorthIt()
+      return callback
     }
+    return nil
+  }
+
+  /// Marks every entry of the owner with `identity` removed; with `taking`, also moves their
+  /// closures to `released` (only when no round runs: a round may be running one of them).
+  /// Returns whether any was found.
+  @discardableResult
+  mutating func removeOwner(_ identity: UInt, released: inout [Callback], taking: Bool) -> Bool {
+    var found = false
+    for index in 0..<count where !base[index].isRemoved && base[index].isOwned(byOwner: identity) {
+      markRemoved(at: index)
+      if taking, let callback = base[index].takeCallback() { released.append(callback) }
+      found = true
+    }
+    if found && taking { removeMarkedIfWorthIt() }
     return found
+  }
+
+  /// Marks the token's entry removed without taking its closure (it may be running now).
+  @discardableResult
+  mutating func markToken(_ identity: UInt) -> Bool {
+    for index in 0..<count where !base[index].isRemoved && base[index].isOwned(byToken: identity) {
+      markRemoved(at: index)
+      return true
+    }
+    return false
   }
 
   mutating func markRemoved(at index: Int) {
@@ -70,21 +93,27 @@ struct ObserverList<Value> {
   }
 
   /// Drops the marked entries once they are at least half of the buffer: removing them one at a
-  /// time would move the whole tail on every removal, making mass removal quadratic.
-  mutating func removeMarkedIfWorthIt() {
-    if markedCount * 2 >= count { removeMarked() }
+  /// time would move the whole tail on every removal, making mass removal quadratic. Only for
+  /// marked entries whose closures were already taken.
+  private mutating func removeMarkedIfWorthIt() {
+    if markedCount * 2 >= count {
+      var none: [Callback] = []
+      removeMarked(released: &none)
+    }
   }
 
-  /// Removes, in place and keeping order, the entries marked removed. Each run of kept entries
-  /// moves with one bulk move (a memmove where entries are bitwise-takable) rather than entry by
-  /// entry through a predicate: in this unspecialized code that costs ~60 ns per entry, which
-  /// made releasing n tokens one by one take seconds for n = 5000.
-  mutating func removeMarked() {
+  /// Removes, in place and keeping order, the entries marked removed, moving any closure they
+  /// still hold to `released`. Each run of kept entries moves with one bulk move (a memmove where
+  /// entries are bitwise-takable) rather than entry by entry through a predicate: in this
+  /// unspecialized code that costs ~60 ns per entry, which made releasing n tokens one by one
+  /// take seconds for n = 5000.
+  mutating func removeMarked(released: inout [Callback]) {
     var index = 0
     while index < count && !base[index].isRemoved { index += 1 }
     var kept = index
     while index < count {
       if base[index].isRemoved {
+        if let callback = base[index].takeCallback() { released.append(callback) }
         (base + index).deinitialize(count: 1)
         index += 1
         continue
@@ -99,12 +128,12 @@ struct ObserverList<Value> {
     markedCount = 0
   }
 
-  /// Drops removed entries and entries whose owner is gone.
-  mutating func compact() {
+  /// Drops removed entries and entries whose owner is gone, moving their closures to `released`.
+  mutating func compact(released: inout [Callback]) {
     for index in 0..<count where !base[index].isRemoved && !base[index].isLive {
       markRemoved(at: index)
     }
-    removeMarked()
+    removeMarked(released: &released)
   }
 
   /// The number of entries that can still be called. Costs a weak load per owner entry.
@@ -113,6 +142,22 @@ struct ObserverList<Value> {
     for index in 0..<count where base[index].isLive { live += 1 }
     return live
   }
+
+  #if DEBUG
+    /// Stops the program if the counters disagree with the entries.
+    func _checkInvariants() {
+      var old = 0
+      var marked = 0
+      for index in 0..<count {
+        if base[index].wantsOld { old += 1 }
+        if base[index].isRemoved { marked += 1 }
+      }
+      precondition(old == oldCount, "oldCount \(oldCount) != \(old) entries wanting .old")
+      precondition(
+        marked <= markedCount, "\(marked) removed entries but markedCount \(markedCount)")
+      precondition(count <= capacity, "count \(count) exceeds capacity \(capacity)")
+    }
+  #endif
 
   private mutating func grow() {
     let newCapacity = capacity * 2

@@ -1,0 +1,126 @@
+/// Who delivers an observable's rounds, and what each event asks its owner to do.
+///
+/// The state is non-generic and holds no user values: ``ReadOnlyObservable`` feeds it each event
+/// under its lock, gets back an action, and performs the action (calling callbacks, releasing
+/// closures) after unlocking. Keeping the decisions here makes every rule of
+/// <doc:Threading> a line of code that a test can drive without threads.
+///
+/// The rules:
+/// - One thread at a time is the *deliverer*. A set that finds the observable idle makes its
+///   thread the deliverer; a set made while a round runs is queued and delivered by the
+///   deliverer, in arrival order.
+/// - Registrations made during a round are queued too, so a round's list never changes under
+///   it. A registration with `.initial` from the delivering thread gets `.initial` at once; from
+///   another thread it gets `.initial` at once as well, on its own thread, and is *gated*: the
+///   deliverer keeps the rounds it runs meanwhile for it and delivers them once `.initial` has
+///   returned, before any later round. Nobody waits and the role never changes hands.
+/// - Removals take effect at once when no round runs or on the delivering thread; from another
+///   thread during a round they take effect before the next round starts.
+struct DeliveryState: Equatable {
+  enum Role: Equatable {
+    case idle
+    case delivering(ThreadID)
+  }
+
+  private(set) var role = Role.idle
+
+  /// Registrations whose `.initial` still runs on their own thread.
+  private(set) var closedGates = 0
+
+  // MARK: - Events
+
+  enum SetAction: Equatable {
+    /// The setting thread is now the deliverer: run the round, then drain the queue.
+    case deliver
+    /// A round is running: queue the change for the deliverer.
+    case enqueue
+  }
+
+  mutating func set(on thread: ThreadID) -> SetAction {
+    switch role {
+    case .idle:
+      role = .delivering(thread)
+      return .deliver
+    case .delivering:
+      return .enqueue
+    }
+  }
+
+  enum RegistrationAction: Equatable {
+    /// Nothing runs: add the entry to the list now.
+    case append
+    /// Nothing runs: add the entry and send `.initial` as the deliverer, so no round can reach
+    /// the entry before it; then drain what arrived meanwhile.
+    case appendAndSendInitial
+    /// This thread is delivering: queue the entry (it sees only later changes) and send
+    /// `.initial`, if asked, at once.
+    case enqueue
+    /// Another thread is delivering: queue the entry behind a closed gate and send `.initial`
+    /// here; then open the gate with ``openGate(on:)``.
+    case enqueueGated
+  }
+
+  mutating func register(on thread: ThreadID, sendsInitial: Bool) -> RegistrationAction {
+    switch role {
+    case .idle:
+      guard sendsInitial else { return .append }
+      role = .delivering(thread)
+      return .appendAndSendInitial
+    case .delivering(let deliverer):
+      guard sendsInitial, deliverer != thread else { return .enqueue }
+      closedGates += 1
+      return .enqueueGated
+    }
+  }
+
+  enum RemovalAction: Equatable {
+    /// No round runs: remove the entries and release their closures now.
+    case removeNow
+    /// This thread is delivering: mark the entries so the round skips them; the deliverer
+    /// compacts them after the round (a marked closure may be running right now).
+    case mark
+    /// Another thread is delivering: remove before the deliverer's next round.
+    case deferToNextRound
+  }
+
+  func remove(on thread: ThreadID) -> RemovalAction {
+    switch role {
+    case .idle: .removeNow
+    case .delivering(let deliverer): deliverer == thread ? .mark : .deferToNextRound
+    }
+  }
+
+  enum GateAction: Equatable {
+    /// Nobody delivers: this thread becomes the deliverer and catches the entry up.
+    case catchUp
+    /// The deliverer catches the entry up before its next round or when it finishes.
+    case leaveToDeliverer
+  }
+
+  mutating func openGate(on thread: ThreadID) -> GateAction {
+    precondition(closedGates > 0, "A gate was opened that was never closed.")
+    closedGates -= 1
+    switch role {
+    case .idle:
+      role = .delivering(thread)
+      return .catchUp
+    case .delivering(let deliverer):
+      precondition(deliverer != thread, "A gate was opened by its own deliverer.")
+      return .leaveToDeliverer
+    }
+  }
+
+  /// The deliverer found nothing left to do and gives up the role.
+  mutating func finish(on thread: ThreadID) {
+    requireDeliverer(thread)
+    role = .idle
+  }
+
+  /// Stops the program if `thread` is not the deliverer: only the deliverer may run rounds,
+  /// drain the queue or walk the list without the lock.
+  func requireDeliverer(_ thread: ThreadID) {
+    guard case .delivering(let deliverer) = role, deliverer == thread else {
+      preconditionFailure("Only the delivering thread may run rounds (role: \(role)).")
+    }
+  }
+}

@@ -1,0 +1,14 @@
+/// A fixed set of locks shared by many small objects, picked by address, so that an object with
+/// one rarely written field (a token's source) needs no lock of its own.
+///
+/// Two objects may share a stripe; a stripe is held only for a load or a store, never while
+/// calling out, so sharing costs at most a short wait.
+enum LockStripes {
+  private static let locks: [Lock] = (0..<64).map { _ in Lock() }
+
+  static func lock(for object: AnyObject) -> Lock {
+    // Objects are at least 16-byte aligned: skip the bits that are always zero.
+    let address = UInt(bitPattern: ObjectIdentifier(object))
+    return locks[Int((address >> 4) & 63)]
+  }
+}

@@ -1,0 +1,77 @@
+/// A first-in, first-out queue of work that one thread at a time drains: the pending events of an
+/// observable, the upstream events of a derived pipeline and the items of a main-queue lane.
+///
+/// Popping is O(1): the queue advances a head index instead of moving the elements behind it,
+/// and reclaims the taken slots once they are the larger part of the storage. When the queue
+/// empties it lets go of storage grown by a burst, so an idle observable does not keep the
+/// memory of its busiest moment.
+///
+/// Not thread-safe: its owner guards it with its own lock.
+struct WorkQueue<Element> {
+  private var elements: [Element] = []
+  private var head = 0
+
+  /// The storage kept once the queue is empty; a burst beyond it is released.
+  private static var retainedCapacity: Int { 64 }
+
+  var isEmpty: Bool { head == elements.count }
+
+  var count: Int { elements.count - head }
+
+  /// The slots held, including taken ones not yet reclaimed (for tests of memory use).
+  var capacity: Int { elements.capacity }
+
+  mutating func append(_ element: Element) {
+    elements.append(element)
+  }
+
+  /// Removes and returns the oldest element, or `nil` when the queue is empty.
+  mutating func popFirst() -> Element? {
+    guard head < elements.count else { return nil }
+    let element = elements[head]
+    head += 1
+    if head == elements.count {
+      removeAll()
+    } else if head >= 32 && head * 2 >= elements.count {
+      elements.removeFirst(head)
+      head = 0
+    }
+    return element
+  }
+
+  /// The oldest element, without removing it.
+  var first: Element? {
+    head < elements.count ? elements[head] : nil
+  }
+
+  /// The newest element, for merging a new item into it.
+  var last: Element? {
+    get { head < elements.count ? elements[elements.count - 1] : nil }
+    set {
+      guard let newValue, head < elements.count else { return }
+      elements[elements.count - 1] = newValue
+    }
+  }
+
+  /// Replaces each waiting element with what `transform` returns for it (for cancelling queued
+  /// work in place, keeping the order of the rest).
+  mutating func updateEach(_ transform: (Element) -> Element) {
+    for index in head..<elements.count {
+      elements[index] = transform(elements[index])
+    }
+  }
+
+  /// Empties the queue, keeping a small buffer and releasing the storage of a burst.
+  mutating func removeAll() {
+    elements.removeAll(keepingCapacity: elements.capacity <= Self.retainedCapacity)
+    head = 0
+  }
+
+  /// Empties the queue and returns what it held, oldest first, so its owner can release it after
+  /// unlocking.
+  mutating func takeAll() -> [Element] {
+    let taken = Array(elements[head...])
+    removeAll()
+    return taken
+  }
+}
