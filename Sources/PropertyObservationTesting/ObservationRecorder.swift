@@ -49,12 +49,13 @@ public import PropertyObservation
 ///
 /// ## Lifetimes
 ///
-/// The recorder owns one ``ObservationToken`` per recording, and a token keeps its observable
-/// alive; so a chain recorded inline (`recorder.record(a.map { $0 * 2 }, as: "double")`) is
-/// recorded for as long as the recorder lives. Nothing else holds the recorder: the observables
-/// capture it weakly, and when it is released, or ``stopRecording()`` is called, every
-/// registration ends and the observables are released. Call ``stopRecording()`` before asserting
-/// that an observable you recorded has been deallocated.
+/// The recorder owns one ``/PropertyObservation/ObservationToken`` per recording, and a token
+/// keeps its observable alive; so a chain recorded inline
+/// (`recorder.record(a.map { $0 * 2 }, as: "double")`) is recorded for as long as the recorder
+/// lives. Nothing else holds the recorder: the observables capture it weakly, and when it is
+/// released, or ``stopRecording()`` is called, every registration ends and the observables are
+/// released. Call ``stopRecording()`` before asserting that an observable you recorded has been
+/// deallocated.
 public final class ObservationRecorder {
   private let lock = RecorderLock()
 
