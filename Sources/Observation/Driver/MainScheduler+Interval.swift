@@ -15,7 +15,7 @@ extension MainScheduler {
   /// `Swift.Duration` needs iOS 16 and macOS 13, and `DispatchTimeInterval` has a `never` case
   /// that means nothing here, cannot be compared, and counts nanoseconds in an `Int`, which on
   /// 32-bit watchOS holds only about two seconds.
-  public struct Interval: Sendable, Hashable, Comparable {
+  public struct Interval: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The length in nanoseconds; never negative.
     let nanoseconds: Int64
 
@@ -71,10 +71,38 @@ extension MainScheduler {
       lhs.nanoseconds < rhs.nanoseconds
     }
 
-    /// `self` plus `other`, or the largest interval if the sum does not fit.
-    func adding(_ other: Interval) -> Interval {
-      let (sum, overflow) = nanoseconds.addingReportingOverflow(other.nanoseconds)
+    /// The sum of two intervals, or the largest interval if the sum is too large.
+    ///
+    /// - Parameters:
+    ///   - lhs: An interval.
+    ///   - rhs: The interval to add.
+    /// - Returns: The total length.
+    public static func + (lhs: Interval, rhs: Interval) -> Interval {
+      let (sum, overflow) = lhs.nanoseconds.addingReportingOverflow(rhs.nanoseconds)
       return Interval(nanoseconds: overflow ? .max : sum)
+    }
+
+    /// How much longer `lhs` is than `rhs`, or a zero interval if it is not longer.
+    ///
+    /// ```swift
+    /// let waited = main.elapsedTime - start
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - lhs: An interval.
+    ///   - rhs: The interval to take away.
+    /// - Returns: The difference, never negative.
+    public static func - (lhs: Interval, rhs: Interval) -> Interval {
+      Interval(nanoseconds: lhs.nanoseconds - rhs.nanoseconds)
+    }
+
+    /// The interval in the largest unit that measures it exactly: `300ms`, `2s`, `1500us`.
+    public var description: String {
+      for (unit, nanosecondsPerUnit) in [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)]
+      where nanoseconds != 0 && nanoseconds % Int64(nanosecondsPerUnit) == 0 {
+        return "\(nanoseconds / Int64(nanosecondsPerUnit))\(unit)"
+      }
+      return "\(nanoseconds)ns"
     }
   }
 }

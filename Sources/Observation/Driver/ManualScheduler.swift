@@ -100,7 +100,7 @@ public final class ManualScheduler {
   ///
   /// - Parameter interval: How far to move the clock.
   public func advance(by interval: MainScheduler.Interval) {
-    let target = lock.withLock { now.adding(interval) }
+    let target = lock.withLock { now + interval }
     while let work = takeNext(dueBy: target) {
       runOnMain(work)
     }
@@ -129,7 +129,7 @@ public final class ManualScheduler {
   }
 
   func enqueue(after interval: MainScheduler.Interval, _ work: @escaping @Sendable () -> Void) {
-    lock.withLock { insert(Entry(due: now.adding(interval), work: work)) }
+    lock.withLock { insert(Entry(due: now + interval, work: work)) }
   }
 
   /// Lock held. After every item due at the same time or earlier, so equal times stay in order.
