@@ -11,7 +11,8 @@ extension Driver where Value: Sendable {
   /// searchField.text.asDriver()
   ///   .debounce(for: .milliseconds(300))
   ///   .drive(with: self) { controller, query in
-  ///     controller.resultsLabel.text = controller.catalog.titles(matching: query)
+  ///     let titles = controller.catalog.titles(matching: query)
+  ///     controller.resultsLabel.text = titles.joined(separator: ", ")
   ///   }
   /// ```
   ///
