@@ -256,6 +256,44 @@ import Testing
     withExtendedLifetime(token) {}
   }
 
+  // MARK: - Re-entrancy
+
+  @Test func aSetFromADebouncedCallbackIsDebouncedInItsTurn() {
+    let main = ManualScheduler()
+    let text = Observable("a")
+    let log = DriverLog<Arrival<String>>()
+    let token = text.asDriver(scheduler: .manual(main)).debounce(for: .milliseconds(100))
+      .record(on: main, into: log)
+    let echo = main.runOnMain {
+      text.asDriver(scheduler: .manual(main)).debounce(for: .milliseconds(100)).drive { value in
+        if value == "a" { text.value = "a!" }
+      }
+    }
+    main.advance(by: .seconds(1))
+    #expect(log.events == [Arrival("a", at: 100), Arrival("a!", at: 200)])
+    withExtendedLifetime((token, echo)) {}
+  }
+
+  @Test func aSetFromAThrottledCallbackWaitsForTheNextWindow() {
+    let main = ManualScheduler()
+    let count = Observable(0)
+    let throttled = count.asDriver(scheduler: .manual(main))
+      .throttle(for: .milliseconds(100), latest: true)
+    let log = DriverLog<Arrival<Int>>()
+    let token = main.runOnMain {
+      throttled.drive { value in
+        log.append(Arrival(value, time: main.elapsedTime))
+        if value < 3 { count.value = value + 1 }
+      }
+    }
+    main.advance(by: .seconds(1))
+    #expect(
+      log.events == [
+        Arrival(0, at: 0), Arrival(1, at: 100), Arrival(2, at: 200), Arrival(3, at: 300),
+      ])
+    withExtendedLifetime(token) {}
+  }
+
   // MARK: - Cancellation and lifetime
 
   @Test func nothingIsDeliveredAfterTheTokenIsCancelled() {
