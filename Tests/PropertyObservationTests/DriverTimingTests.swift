@@ -350,6 +350,39 @@ import Testing
     #expect(log.events == ["a"])
   }
 
+  // MARK: - Threads
+
+  /// Values from one thread, subscribers coming and going on three others, timers and deliveries
+  /// on the main queue (run under ThreadSanitizer).
+  @MainActor @Test func subscribersComingAndGoingOnOtherThreadsLeaveTheLastValueDelivered() async {
+    let count = Observable(0)
+    let debounced = count.asDriver().debounce(for: .milliseconds(1))
+    let throttled = count.asDriver().throttle(for: .milliseconds(1), latest: true)
+    let churnedDebounce = count.asDriver().debounce(for: .milliseconds(1))
+    let churnedThrottle = count.asDriver().throttle(for: .milliseconds(1), latest: false)
+    let debouncedLast = DriverLog<Int>()
+    let throttledLast = DriverLog<Int>()
+    let tokens = [
+      debounced.drive { if $0 == -1 { debouncedLast.append($0) } },
+      throttled.drive { if $0 == -1 { throttledLast.append($0) } },
+    ]
+    await Task.detached {
+      runConcurrently(4) { thread in
+        switch thread {
+        case 0: for value in 1...2_000 { count.value = value }
+        case 1: for _ in 0..<200 { debounced.drive { _ in }.cancel() }
+        case 2: for _ in 0..<200 { churnedDebounce.drive { _ in }.cancel() }
+        default: for _ in 0..<200 { churnedThrottle.drive { _ in }.cancel() }
+        }
+      }
+    }.value
+    count.value = -1
+    #expect(await debouncedLast.waitForCount(1))
+    #expect(await throttledLast.waitForCount(1))
+    #expect(count.observerCount == 2, "only the two kept subscribers' drivers stay connected")
+    withExtendedLifetime(tokens) {}
+  }
+
   // MARK: - The real main queue
 
   @MainActor @Test func debounceOnTheMainQueueDeliversTheLastValueThereAfterTheWait() async {
