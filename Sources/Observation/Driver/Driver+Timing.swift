@@ -24,8 +24,8 @@ extension Driver where Value: Sendable {
   ///   driver receives nothing until this driver has been quiet for `interval` after its current
   ///   value (or after the last of the values that followed it).
   /// - **Late subscribers.** A subscriber that joins later first receives the last value the
-  ///   debounced driver delivered, at once, then the later ones; one that joins before the first
-  ///   delivery waits for it.
+  ///   debounced driver delivered, replayed without waiting, then the later ones; one that joins
+  ///   before the first delivery waits for it.
   /// - **Lifetime.** The returned driver keeps this driver alive. Its subscription to this
   ///   driver starts with its first subscriber and ends with its last; a value still waiting then
   ///   is dropped, and the timer still pending holds nothing and delivers nothing. A later first
