@@ -193,4 +193,24 @@ import Testing
     #expect(log.events == [0, 1, 2])
     withExtendedLifetime(token) {}
   }
+
+  /// "Testing without waiting": the search field in virtual time, run as written.
+  @Test func drivingArticleDebouncedSearchFieldSnippet() {
+    let main = ManualScheduler()
+    let text = Observable("")
+    let queries = DriverLog<String>()
+    let token = text.asDriver(scheduler: .manual(main))
+      .debounce(for: .milliseconds(300))
+      .drive { queries.append($0) }
+    main.advance(by: .milliseconds(300))
+    #expect(queries.events == [""])
+    for prefix in ["s", "sw", "swi", "swif", "swift"] {
+      main.runOnMain { text.value = prefix }
+      main.advance(by: .milliseconds(100))
+    }
+    #expect(queries.events == [""], "one key per 100 ms is never a pause")
+    main.advance(by: .milliseconds(300))
+    #expect(queries.events == ["", "swift"])
+    withExtendedLifetime(token) {}
+  }
 }

@@ -225,6 +225,11 @@ public final class Driver<Value> {
     lane.hopCount
   }
 
+  /// The scheduler this driver delivers on; operators that derive a driver from it use it too.
+  var scheduler: MainScheduler {
+    lane.scheduler
+  }
+
   // MARK: - Subscriptions
 
   private static func identity(of token: ObservationToken) -> UInt {

@@ -42,6 +42,11 @@ public struct MainScheduler: Sendable {
   /// while another is being delivered (from a callback or from another thread) is delivered
   /// after it, by the thread already delivering.
   ///
+  /// Time does not pass on this scheduler: work that should wait (the quiet period of
+  /// ``Driver/debounce(for:)``, a window of ``Driver/throttle(for:latest:)``) runs at once, as if
+  /// the wait were already over, so timing operators pass every value straight through. Test
+  /// them on a ``ManualScheduler``, whose clock you advance by hand.
+  ///
   /// > Important: `@MainActor` closures run on whatever thread sends the value, without an
   /// > isolation check. Send from the main actor (an `@MainActor` test) if the closures touch
   /// > main-actor state.
@@ -104,6 +109,27 @@ public struct MainScheduler: Sendable {
     case .main: DispatchQueue.main.async(execute: work)
     case .immediate: work()
     case .manual(let manual): manual.enqueue(work)
+    }
+  }
+
+  /// Queues `work` to run on this scheduler's main queue once `interval` has passed.
+  ///
+  /// ``main`` uses `DispatchQueue.main.asyncAfter`; a ``ManualScheduler`` runs it when
+  /// ``ManualScheduler/advance(by:)`` reaches its time; ``immediate`` runs it at once, on the
+  /// calling thread, as if the interval were already over. The work cannot be cancelled: it should
+  /// hold what it acts on weakly, and check when it runs whether it is still wanted.
+  func enqueue(after interval: Interval, _ work: @escaping @Sendable () -> Void) {
+    switch kind {
+    case .main:
+      // From uptime nanoseconds rather than `.now() + .nanoseconds(_:)`, whose `Int` count holds
+      // only about two seconds on 32-bit watchOS.
+      let now = DispatchTime.now().uptimeNanoseconds
+      let (deadline, overflow) = now.addingReportingOverflow(UInt64(interval.nanoseconds))
+      DispatchQueue.main.asyncAfter(
+        deadline: overflow ? .distantFuture : DispatchTime(uptimeNanoseconds: deadline),
+        execute: work)
+    case .immediate: work()
+    case .manual(let manual): manual.enqueue(after: interval, work)
     }
   }
 
