@@ -29,55 +29,28 @@
 /// > on another may still apply the value of that one in-flight change.
 public final class PropertyBinding {
   let key: BindingKey
-  private let lock = Lock()
-  private var isActive = true  // guarded by `lock`
-  private weak var hub: (any BindingHubProtocol)?  // guarded by `lock`
+  /// The observable the binding's registration lives in. Weak: a binding never keeps a model's
+  /// observable alive (its registration keeps a derived one). Written only in `init`.
+  private weak var source: (any RegistrationRemoving)?
 
-  /// - Parameter key: The bound (target, key path) pair.
-  init(key: BindingKey) {
+  /// - Parameters:
+  ///   - source: The observable whose registration this binding identifies.
+  ///   - key: The bound (target, key path) pair.
+  init(source: any RegistrationRemoving, key: BindingKey) {
+    self.source = source
     self.key = key
-  }
-
-  deinit {
-    lock.deallocate()
   }
 
   /// Ends the binding: the target keeps its current value and receives no further changes.
   ///
   /// Calling it again, or after the binding was replaced or its target deallocated, does
   /// nothing. Called from another thread while the source is delivering a change, that change
-  /// may still be applied.
+  /// may still be applied; no later one is.
   public func unbind() {
     BindingRegistry.shared.remove(self)
-    deactivate()
-  }
-
-  /// Whether the binding still writes to its target; read on every delivery.
-  var isApplying: Bool {
-    lock.withLock { isActive }
-  }
-
-  /// Records the hub that delivers to this binding, so that ending the binding leaves it.
-  func attach(to hub: any BindingHubProtocol) {
-    let isActive = lock.withLock {
-      self.hub = hub
-      return self.isActive
-    }
-    // Replaced by another thread before it was attached: leave at once.
-    if !isActive { hub.remove(self) }
-  }
-
-  /// Stops applying values and leaves the hub, which lets go of the derived chain it kept
-  /// alive for this binding.
-  func deactivate() {
-    let hub: (any BindingHubProtocol)? = lock.withLock {
-      isActive = false
-      defer { self.hub = nil }
-      return self.hub
-    }
-    hub?.remove(self)
+    source?.removeRegistration(identifiedBy: self)
   }
 }
 
-// Every mutable property is guarded by `lock`; `key` is immutable.
+// `key` is immutable and `source` is written only in `init`; a weak load is atomic.
 extension PropertyBinding: @unchecked Sendable {}

@@ -111,29 +111,27 @@ extension ReadOnlyObservable {
     apply: @escaping (Target, Value) -> Void
   ) -> PropertyBinding {
     let binding = PropertyBinding(
+      source: self,
       key: BindingKey(target: ObjectIdentifier(target), keyPath: keyPath)
     )
-    BindingRegistry.shared.install(binding, target: target)?.deactivate()
-
-    // Changes reach the binding through the (source, target) hub. Its registration is owned by
-    // the target, so it ends with the target and with `removeObserver(target)`; the hub keeps a
-    // derived source alive: a cycle that the end of the registration or `deactivate()` breaks.
-    let (hub, isNew) = BindingRegistry.shared.hub(source: self, target: target) {
-      BindingHub(target: target)
+    // Rebinding replaces: end the pair's earlier binding, on whichever source it lives.
+    BindingRegistry.shared.install(binding, target: target)?.unbind()
+    // One registration, owned weakly by the target and removable through the binding. Its
+    // closure keeps the binding (the handle's identity must not be reused while the entry
+    // exists) and a derived source (which has no owner but its users) alive; a root
+    // `Observable` is owned by its model and is not kept. The cycle through a derived source's
+    // own list ends when the entry does.
+    let chain: ReadOnlyObservable<Value>? = self is Observable<Value> ? nil : self
+    let callback: Callback = { [unowned(unsafe) target] value, _ in
+      // The delivery loop holds the target strongly around the call (it loads the weak owner
+      // once), so the unowned(unsafe) capture is never dangling here.
+      withExtendedLifetime((binding, chain)) { apply(target, value) }
     }
-    hub.add(binding, retaining: self as? any RetainedByBindings) { object, value in
-      apply(unsafeDowncast(object, to: Target.self), value)
-    }
-    binding.attach(to: hub)
-    if isNew {
-      observe(with: target as AnyObject) { [hub] target, value in hub.deliver(value, to: target) }
-    }
-    // The current value goes through a registration of its own that is not kept: delivered
-    // synchronously, or, while another thread is delivering a round, after the changes already
-    // queued and before any later one, so the target never goes back to an older value.
-    observe(with: target, options: [.initial]) { target, value in
-      if binding.isApplying { apply(target, value) }
-    }
+    register(
+      Entry(owner: target, handle: binding, options: [.initial, .new], callback: callback),
+      replacing: false,
+      initial: callback
+    )
     return binding
   }
 }

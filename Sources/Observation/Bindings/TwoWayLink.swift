@@ -46,7 +46,7 @@ final class TwoWayLink<Value>: RegistrationRemoving {
     }
   }
 
-  func removeRegistration(ownedBy token: ObservationToken) {
+  func removeRegistration(identifiedBy token: AnyObject) {
     first?.removeObserver(self)
     second?.removeObserver(self)
   }

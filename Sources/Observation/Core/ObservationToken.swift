@@ -31,7 +31,7 @@ public final class ObservationToken {
 
   deinit {
     // No other reference exists, so no lock is needed to read `source`.
-    source?.removeRegistration(ownedBy: self)
+    source?.removeRegistration(identifiedBy: self)
   }
 
   /// Ends the registration now and releases the observable the token kept alive.
@@ -43,7 +43,7 @@ public final class ObservationToken {
     let source = self.source
     self.source = nil
     lock.unlock()
-    source?.removeRegistration(ownedBy: self)
+    source?.removeRegistration(identifiedBy: self)
   }
 
   /// Keeps the token in `bag`, which cancels it when the bag is emptied or released.
@@ -79,13 +79,14 @@ extension ObservationToken: Hashable {
   }
 }
 
-/// What a token ends when it is cancelled or released.
+/// What a handle (a token, a binding) ends when it is cancelled or released.
 protocol RegistrationRemoving: AnyObject {
-  func removeRegistration(ownedBy token: ObservationToken)
+  /// Ends the registration that `handle` identifies.
+  func removeRegistration(identifiedBy handle: AnyObject)
 }
 
 extension ReadOnlyObservable: RegistrationRemoving {
-  func removeRegistration(ownedBy token: ObservationToken) {
-    removeToken(Entry.identity(of: token))
+  func removeRegistration(identifiedBy handle: AnyObject) {
+    remove(.handle(Entry.identity(of: handle)))
   }
 }

@@ -57,7 +57,7 @@ extension ReadOnlyObservable {
     // weak reference once), so an unowned(unsafe) capture costs nothing and is never dangling.
     let callback: Callback = { [unowned(unsafe) owner] value, _ in handler(owner, value) }
     register(
-      Entry(owner: owner, options: options, callback: callback),
+      Entry(owner: owner, kind: .owned, options: options, callback: callback),
       replacing: false,
       initial: options.contains(.initial) ? callback : nil
     )

@@ -28,12 +28,6 @@ public class ReadOnlyObservable<Value> {
     case cancelled
   }
 
-  /// A removal made by another thread during a round, applied before the next round.
-  private enum Removal {
-    case token(UInt)
-    case owner(UInt)
-  }
-
   private let lock = Lock()
 
   // Every property below is guarded by `lock`, with one exception that makes delivery cheap:
@@ -52,7 +46,7 @@ public class ReadOnlyObservable<Value> {
   /// Whether the deliverer has work to do before its next round: removals from other threads,
   /// or gated registrations to catch up.
   @exclusivity(unchecked) private var hasBoundaryWork = false
-  @exclusivity(unchecked) private var deferredRemovals: [Removal] = []
+  @exclusivity(unchecked) private var deferredRemovals: [Selection] = []
   /// Gated registrations the deliverer has reached: closed ones collect the rounds they miss,
   /// open ones wait to be caught up.
   @exclusivity(unchecked) private var reachedGates: [Gate<Value>] = []
@@ -97,9 +91,11 @@ public class ReadOnlyObservable<Value> {
   ///
   /// - Parameters:
   ///   - observer: The owner of the registration, held weakly.
-  ///   - removeIfExists: When `true` (the default), the owner's earlier registrations are removed
-  ///     first, so the new one replaces them and moves to the end of the order. When `false`, the
-  ///     new registration is added beside them.
+  ///   - removeIfExists: When `true` (the default), the owner's earlier `addObserver`
+  ///     registrations on this observable are removed first, so the new one replaces them and
+  ///     moves to the end of the order. Its other registrations (key-path bindings,
+  ///     ``observe(with:options:_:)``) stay. When `false`, the new registration is added beside
+  ///     the earlier ones.
   ///   - options: Which callbacks to deliver; `[.new]` by default. An empty set is accepted, and
   ///     such a registration is never called.
   ///   - closure: Receives the value and the single option being delivered. It runs on the
@@ -117,16 +113,17 @@ public class ReadOnlyObservable<Value> {
     )
   }
 
-  /// Removes every registration owned by `observer`.
+  /// Removes every registration owned by `observer`: its `addObserver` and
+  /// ``observe(with:options:_:)`` registrations and its key-path bindings from this observable.
   ///
   /// Removing an owner that has no registration does nothing. Called from a callback, the removed
   /// registrations are not called for the rest of the current round; called from another thread
-  /// while a round is running, they stop at the next round boundary.
+  /// while a round is running, they are not called for any later round.
   ///
   /// - Parameter observer: The owner passed to ``addObserver(_:removeIfExists:options:closure:)``
   ///   or ``observe(with:options:_:)``.
   public final func removeObserver(_ observer: AnyObject) {
-    removeOwner(Entry.identity(of: observer))
+    remove(.owner(Entry.identity(of: observer)))
   }
 
   /// The number of registrations that can still be called.
@@ -204,7 +201,7 @@ public class ReadOnlyObservable<Value> {
   final func register(_ entry: Entry, replacing: Bool, initial: Callback?) {
     var released: [Callback] = []
     lock.lock()
-    if replacing { removeLocked(.owner(entry.identity), released: &released) }
+    if replacing { removeLocked(.replaceable(entry.identity), released: &released) }
     guard !entry.isRemoved else {
       // Nothing to keep: `.initial` alone needs no place in the order.
       let value = storage
@@ -247,57 +244,38 @@ public class ReadOnlyObservable<Value> {
     }
   }
 
-  /// Removes the token's registration: at once when no round runs or on the delivering thread,
-  /// before the next round otherwise. Its closure is released after unlocking.
-  final func removeToken(_ identity: UInt) {
+  /// Ends the registrations `selection` names: at once when no round runs or on the delivering
+  /// thread, before the next round otherwise. Their closures are released after unlocking.
+  final func remove(_ selection: Selection) {
     var released: [Callback] = []
-    lock.withLock { removeLocked(.token(identity), released: &released) }
-    Lock.assertNotHeld()
-    released = []
-  }
-
-  /// Removes every registration of the owner with `identity`, like ``removeToken(_:)``.
-  final func removeOwner(_ identity: UInt) {
-    var released: [Callback] = []
-    lock.withLock { removeLocked(.owner(identity), released: &released) }
+    lock.withLock { removeLocked(selection, released: &released) }
     Lock.assertNotHeld()
     released = []
   }
 
   /// Removal with the lock held. Closures that may be released now go to `released`.
-  private func removeLocked(_ removal: Removal, released: inout [Callback]) {
-    if hasPending { cancelQueuedAdds(removal, released: &released) }
-    if !reachedGates.isEmpty { cancelReachedGates(removal, released: &released) }
+  private func removeLocked(_ selection: Selection, released: inout [Callback]) {
+    if hasPending { cancelQueuedAdds(selection, released: &released) }
+    if !reachedGates.isEmpty { cancelReachedGates(selection, released: &released) }
     switch state.remove(on: .current) {
     case .removeNow:
-      switch removal {
-      case .token(let identity):
-        if let callback = observers.removeToken(identity) { released.append(callback) }
-      case .owner(let identity):
-        observers.removeOwner(identity, released: &released, taking: true)
-      }
+      observers.remove(selection, released: &released, taking: true)
     case .mark:
-      let found: Bool
-      switch removal {
-      case .token(let identity): found = observers.markToken(identity)
-      case .owner(let identity):
-        found = observers.removeOwner(identity, released: &released, taking: false)
-      }
-      if found { needsCompaction = true }
+      if observers.remove(selection, released: &released, taking: false) { needsCompaction = true }
     case .deferToNextRound:
-      deferredRemovals.append(removal)
+      deferredRemovals.append(selection)
       hasBoundaryWork = true
     }
   }
 
   @inline(never)
-  private func cancelQueuedAdds(_ removal: Removal, released: inout [Callback]) {
+  private func cancelQueuedAdds(_ selection: Selection, released: inout [Callback]) {
     pending.updateEach { event in
       switch event {
-      case .add(var entry) where Self.matches(entry, removal):
+      case .add(var entry) where entry.isSelected(by: selection):
         if let callback = entry.takeCallback() { released.append(callback) }
         return .cancelled
-      case .gated(let gate) where Self.matches(gate.entry, removal):
+      case .gated(let gate) where gate.entry.isSelected(by: selection):
         gate.cancel(released: &released)
         return event
       default:
@@ -306,16 +284,9 @@ public class ReadOnlyObservable<Value> {
     }
   }
 
-  private func cancelReachedGates(_ removal: Removal, released: inout [Callback]) {
-    for gate in reachedGates where Self.matches(gate.entry, removal) {
+  private func cancelReachedGates(_ selection: Selection, released: inout [Callback]) {
+    for gate in reachedGates where gate.entry.isSelected(by: selection) {
       gate.cancel(released: &released)
-    }
-  }
-
-  private static func matches(_ entry: Entry, _ removal: Removal) -> Bool {
-    switch removal {
-    case .token(let identity): entry.isOwned(byToken: identity)
-    case .owner(let identity): entry.isOwned(byOwner: identity)
     }
   }
 
@@ -408,13 +379,8 @@ public class ReadOnlyObservable<Value> {
   /// What the deliverer does between rounds, lock held: applies removals from other threads and
   /// returns the next open gate to catch up, if any (delivered after unlocking).
   private func boundaryWork(released: inout [Callback]) -> CatchUp? {
-    for removal in deferredRemovals {
-      switch removal {
-      case .token(let identity):
-        if let callback = observers.removeToken(identity) { released.append(callback) }
-      case .owner(let identity):
-        observers.removeOwner(identity, released: &released, taking: true)
-      }
+    for selection in deferredRemovals {
+      observers.remove(selection, released: &released, taking: true)
     }
     deferredRemovals.removeAll()
     // Closed gates keep the flag up: every round must be recorded for them.

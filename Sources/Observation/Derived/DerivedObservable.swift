@@ -6,7 +6,7 @@
 /// derived observable keeps its sources alive. Nothing upstream refers to it strongly (the
 /// registrations reach it through a ``DerivedPipeline`` that holds it weakly), so it lives only
 /// as long as its users hold it; when it goes, its tokens go and end the upstream registrations.
-final class DerivedObservable<Value>: ReadOnlyObservable<Value>, RetainedByBindings {
+final class DerivedObservable<Value>: ReadOnlyObservable<Value> {
   private let upstream: [ObservationToken]
 
   private init(seed: Value, upstream: [ObservationToken]) {
@@ -40,8 +40,3 @@ final class DerivedObservable<Value>: ReadOnlyObservable<Value>, RetainedByBindi
 
 // All state lives in `ReadOnlyObservable`, guarded by its lock; `upstream` is immutable.
 extension DerivedObservable: @unchecked Sendable where Value: Sendable {}
-
-/// An observable that a key-path binding keeps alive for as long as the binding lasts, so that a
-/// chain built inline (`model.score.map { "\($0)" }.bind(to: label, \.text)`) keeps delivering.
-/// Plain ``Observable``s are never retained by a binding: their owner keeps them.
-protocol RetainedByBindings: AnyObject {}

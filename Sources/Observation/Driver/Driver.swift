@@ -232,7 +232,7 @@ public final class Driver<Value> {
 
   // MARK: - Subscriptions
 
-  private static func identity(of token: ObservationToken) -> UInt {
+  private static func identity(of token: AnyObject) -> UInt {
     UInt(bitPattern: ObjectIdentifier(token))
   }
 
@@ -363,7 +363,9 @@ public final class Driver<Value> {
   /// `finish()` on the result once it has unlocked, since cancelling the upstream registration
   /// and releasing the driver must not happen under the driver's own lock.
   private func end(_ ended: [Subscription]) -> Released {
-    var released = Released()
+    // The ended subscriptions hold user closures: they are released with `released`, after
+    // unlocking, never here.
+    var released = Released(subscriptions: ended)
     guard !ended.isEmpty else { return released }
     for subscription in ended where subscription.isActive {
       subscription.isActive = false
@@ -384,13 +386,17 @@ public final class Driver<Value> {
   }
 
   /// What a removal lets go of, released outside the lock.
+  /// What ending subscriptions lets go of, released by `finish()` after unlocking.
   private struct Released {
+    var subscriptions: [Subscription]
     var upstream: ObservationToken?
     var driver: Driver<Value>?
 
     consuming func finish() {
+      Lock.assertNotHeld("A subscription was released")
       upstream?.cancel()
       upstream = nil
+      subscriptions = []
       driver = nil
     }
   }
@@ -400,7 +406,7 @@ public final class Driver<Value> {
 extension Driver: @unchecked Sendable where Value: Sendable {}
 
 extension Driver: RegistrationRemoving {
-  func removeRegistration(ownedBy token: ObservationToken) {
+  func removeRegistration(identifiedBy token: AnyObject) {
     let identity = Self.identity(of: token)
     removeSubscriptions { $0.tokenIdentity == identity }
   }

@@ -25,8 +25,12 @@ extension ReadOnlyObservable {
     // derived one has no owner but its users, so the binding keeps it (its own entry holds it
     // until the entry is pruned after the target's death).
     let chain: ReadOnlyObservable<Value>? = self is Observable<Value> ? nil : self
-    addObserver(target, removeIfExists: false, options: [.initial, .new]) { value, _ in
-      withExtendedLifetime(chain) { binder.send(value) }
-    }
+    // Owned by the target but not an `addObserver` registration: `removeIfExists` leaves it.
+    let callback: Callback = { value, _ in withExtendedLifetime(chain) { binder.send(value) } }
+    register(
+      Entry(owner: target, kind: .owned, options: [.initial, .new], callback: callback),
+      replacing: false,
+      initial: callback
+    )
   }
 }

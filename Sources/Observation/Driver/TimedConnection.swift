@@ -46,7 +46,7 @@ final class TimedConnection<State: TimingState>: RegistrationRemoving {
     return ObservationToken(source: self)
   }
 
-  func removeRegistration(ownedBy token: ObservationToken) {
+  func removeRegistration(identifiedBy token: AnyObject) {
     lock.lock()
     // Let go of after unlocking: the waiting value, and the upstream subscription.
     let ended = state

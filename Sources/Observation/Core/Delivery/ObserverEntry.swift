@@ -2,13 +2,27 @@
 ///
 /// The entry is as small as the plainest weak-owner design (a weak owner, an options word and a
 /// closure: 32 bytes on 64-bit platforms), because the list lives in every observable of an app.
-/// The options word also carries the owner's identity: object addresses are at least 8-byte
-/// aligned, so the low three bits are free for the `.old` and `.new` bits and the token flag.
-/// Comparing identities this way lets `removeObserver(_:)` and `removeIfExists` scan the list
-/// without a weak load per entry.
+/// The options word also carries the registration's identity and kind: Swift objects are at least
+/// 16-byte aligned, so the low four bits of an address are free for the `.old` and `.new` bits and
+/// two kind bits. Comparing identities this way lets removals scan the list without a weak load
+/// per entry.
+///
+/// The kinds:
+/// - ``Kind/replaceable``: `addObserver`, identified by its owner; `removeIfExists` replaces it.
+/// - ``Kind/owned``: `observe(with:)`, identified by its owner; only `removeObserver` ends it.
+/// - ``Kind/handle``: identified by a handle object (a binding) that the entry's closure keeps
+///   alive, so its address cannot be reused while the entry exists; owned weakly by its owner.
+/// - ``Kind/token``: identified by its token, which removes it before it is deallocated; no owner,
+///   so no weak load per delivery.
 struct ObserverEntry<Value> {
-  /// The owner, or `nil` for a token registration, whose token removes the entry in its deinit
-  /// and so needs no weak load per delivery.
+  enum Kind: UInt {
+    case replaceable = 0
+    case owned = 4
+    case handle = 8
+    case token = 12
+  }
+
+  /// The owner; `nil` for a token entry.
   weak var owner: AnyObject?
   private var word: UInt
   /// `nil` once the entry is removed and its closure handed back to be released outside the
@@ -19,22 +33,38 @@ struct ObserverEntry<Value> {
   // otherwise leave these one-instruction accessors as calls that each need type metadata.
   @inline(__always) static var oldBit: UInt { 1 }
   @inline(__always) static var newBit: UInt { 2 }
-  @inline(__always) private static var tokenBit: UInt { 4 }
-  @inline(__always) private static var flagMask: UInt { 7 }
+  @inline(__always) private static var kindMask: UInt { 12 }
+  @inline(__always) private static var flagMask: UInt { 15 }
 
-  /// An entry owned weakly by `owner`.
+  /// An `addObserver` (``Kind/replaceable``) or `observe(with:)` (``Kind/owned``) entry, owned
+  /// weakly by `owner`.
   @inline(__always)
   init(
     owner: AnyObject,
+    kind: Kind = .replaceable,
     options: ObservableOptions,
     callback: @escaping (Value, ObservableOptions) -> Void
   ) {
     self.owner = owner
-    self.word = Self.identity(of: owner) | Self.bits(for: options)
+    self.word = Self.identity(of: owner) | kind.rawValue | Self.bits(for: options)
     self.callback = callback
   }
 
-  /// An entry owned by `token`, which must remove it before it is deallocated.
+  /// A ``Kind/handle`` entry: owned weakly by `owner`, removed through `handle`, which the
+  /// callback must keep alive.
+  @inline(__always)
+  init(
+    owner: AnyObject,
+    handle: AnyObject,
+    options: ObservableOptions,
+    callback: @escaping (Value, ObservableOptions) -> Void
+  ) {
+    self.owner = owner
+    self.word = Self.identity(of: handle) | Kind.handle.rawValue | Self.bits(for: options)
+    self.callback = callback
+  }
+
+  /// A ``Kind/token`` entry, which `token` must remove before it is deallocated.
   @inline(__always)
   init(
     token: AnyObject,
@@ -42,7 +72,7 @@ struct ObserverEntry<Value> {
     callback: @escaping (Value, ObservableOptions) -> Void
   ) {
     self.owner = nil
-    self.word = Self.identity(of: token) | Self.bits(for: options) | Self.tokenBit
+    self.word = Self.identity(of: token) | Kind.token.rawValue | Self.bits(for: options)
     self.callback = callback
   }
 
@@ -57,11 +87,31 @@ struct ObserverEntry<Value> {
   }
 
   @inline(__always) var identity: UInt { word & ~Self.flagMask }
-  @inline(__always) var isToken: Bool { word & Self.tokenBit != 0 }
+  @inline(__always) var isToken: Bool { word & Self.kindMask == Kind.token.rawValue }
   @inline(__always) var isRemoved: Bool { word & (Self.oldBit | Self.newBit) == 0 }
   @inline(__always) var wantsOld: Bool { word & Self.oldBit != 0 }
 
   @inline(__always) func wants(_ bit: UInt) -> Bool { word & bit != 0 }
+
+  /// Whether a removal of `selection` ends this entry. Owner selections never match token or
+  /// handle identities, so a dead owner's entry whose address a new token reuses is never
+  /// mistaken for the token's.
+  @inline(__always)
+  func isSelected(by selection: Selection) -> Bool {
+    let kind = word & Self.kindMask
+    switch selection {
+    case .handle(let identity):
+      return kind >= Kind.handle.rawValue && self.identity == identity
+    case .replaceable(let identity):
+      return kind == Kind.replaceable.rawValue && self.identity == identity
+    case .owner(let identity):
+      if kind == Kind.token.rawValue { return false }
+      if kind != Kind.handle.rawValue { return self.identity == identity }
+      // A handle entry's word holds its handle: compare the owner itself (a weak load).
+      guard let owner else { return false }
+      return Self.identity(of: owner) == identity
+    }
+  }
 
   /// Clears the delivery bits, so the entry is skipped for the rest of a round and pruned after.
   mutating func markRemoved() {
@@ -74,19 +124,6 @@ struct ObserverEntry<Value> {
   mutating func takeCallback() -> ((Value, ObservableOptions) -> Void)? {
     defer { callback = nil }
     return callback
-  }
-
-  /// Whether `token` owns this entry. Only token entries are compared, so a dead owner's entry
-  /// whose address a new token reuses is never mistaken for the token's.
-  @inline(__always)
-  func isOwned(byToken identity: UInt) -> Bool {
-    word & ~(Self.oldBit | Self.newBit) == identity | Self.tokenBit
-  }
-
-  /// Whether this is an owner entry of the owner with `identity` (token entries never match).
-  @inline(__always)
-  func isOwned(byOwner identity: UInt) -> Bool {
-    word & ~(Self.oldBit | Self.newBit) == identity
   }
 
   /// Whether the entry can still be called: not removed, and a token entry or a living owner.

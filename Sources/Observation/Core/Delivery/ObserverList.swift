@@ -47,43 +47,27 @@ struct ObserverList<Value> {
     if entry.wantsOld { oldCount += 1 }
   }
 
-  /// Marks the entry of the token with `identity` removed and returns its closure, to be
-  /// released after unlocking; `nil` if the token has no entry here.
+  /// Marks the registrations `selection` names removed; with `taking`, also moves their closures
+  /// to `released` (only when no round runs: a round may be running one of them). Returns
+  /// whether any was found.
   ///
-  /// - Complexity: O(*n*); the scan compares one word per entry and loads no weak reference.
-  mutating func removeToken(_ identity: UInt) -> Callback? {
-    for index in 0..<count where !base[index].isRemoved && base[index].isOwned(byToken: identity) {
-      markRemoved(at: index)
-      let callback = base[index].takeCallback()
-      removeMarkedIfWorthIt()
-      return callback
-    }
-    return nil
-  }
-
-  /// Marks every entry of the owner with `identity` removed; with `taking`, also moves their
-  /// closures to `released` (only when no round runs: a round may be running one of them).
-  /// Returns whether any was found.
+  /// - Complexity: O(*n*); the scan compares one word per entry and loads a weak reference only
+  ///   for binding entries when removing by owner.
   @discardableResult
-  mutating func removeOwner(_ identity: UInt, released: inout [Callback], taking: Bool) -> Bool {
+  mutating func remove(
+    _ selection: Selection,
+    released: inout [Callback],
+    taking: Bool
+  ) -> Bool {
     var found = false
-    for index in 0..<count where !base[index].isRemoved && base[index].isOwned(byOwner: identity) {
+    for index in 0..<count where !base[index].isRemoved && base[index].isSelected(by: selection) {
       markRemoved(at: index)
       if taking, let callback = base[index].takeCallback() { released.append(callback) }
       found = true
+      if selection.isUnique { break }
     }
     if found && taking { removeMarkedIfWorthIt() }
     return found
-  }
-
-  /// Marks the token's entry removed without taking its closure (it may be running now).
-  @discardableResult
-  mutating func markToken(_ identity: UInt) -> Bool {
-    for index in 0..<count where !base[index].isRemoved && base[index].isOwned(byToken: identity) {
-      markRemoved(at: index)
-      return true
-    }
-    return false
   }
 
   mutating func markRemoved(at index: Int) {

@@ -1,0 +1,81 @@
+import PropertyObservation
+import Testing
+
+private final class Label {
+  var text = ""
+}
+
+/// `removeIfExists` replaces only the owner's earlier `addObserver` registrations (the
+/// tutorial's meaning); `removeObserver(_:)` ends everything the owner has.
+@Suite("removeIfExists and removeObserver")
+struct RemoveIfExistsTests {
+  @Test func addObserverReplacesTheOwnersEarlierAddObserverRegistration() {
+    let source = Observable(0)
+    let label = Label()
+    var calls: [String] = []
+    source.addObserver(label) { value, _ in calls.append("first \(value)") }
+    source.addObserver(label) { value, _ in calls.append("second \(value)") }
+    source.value = 1
+    #expect(calls == ["second 1"])
+    #expect(source.observerCount == 1)
+  }
+
+  @Test func addObserverWithoutRemoveIfExistsKeepsTheEarlierRegistration() {
+    let source = Observable(0)
+    let label = Label()
+    var calls: [String] = []
+    source.addObserver(label) { value, _ in calls.append("first \(value)") }
+    source.addObserver(label, removeIfExists: false) { value, _ in calls.append("second \(value)") }
+    source.value = 1
+    #expect(calls == ["first 1", "second 1"])
+  }
+
+  @Test func addObserverLeavesTheOwnersKeyPathBinding() {
+    let source = Observable("a")
+    let label = Label()
+    source.bind(to: label, \.text)
+    var calls: [String] = []
+    source.addObserver(label) { value, _ in calls.append(value) }
+    source.value = "b"
+    #expect(label.text == "b")
+    #expect(calls == ["b"])
+  }
+
+  @Test func addObserverLeavesTheOwnersObserveWithRegistration() {
+    let source = Observable(0)
+    let label = Label()
+    var calls: [String] = []
+    source.observe(with: label) { _, value in calls.append("with \(value)") }
+    source.addObserver(label) { value, _ in calls.append("added \(value)") }
+    source.value = 1
+    #expect(calls == ["with 1", "added 1"])
+  }
+
+  @Test func removeObserverEndsEveryRegistrationOfTheOwner() {
+    let source = Observable("a")
+    let label = Label()
+    var calls: [String] = []
+    source.bind(to: label, \.text)
+    source.observe(with: label) { _, value in calls.append("with \(value)") }
+    source.addObserver(label) { value, _ in calls.append("added \(value)") }
+    source.removeObserver(label)
+    source.value = "b"
+    #expect(label.text == "a")
+    #expect(calls.isEmpty)
+    #expect(source.observerCount == 0)
+  }
+
+  @Test func removeObserverLeavesTokensAndOtherOwners() {
+    let source = Observable(0)
+    let label = Label()
+    let other = Label()
+    var calls: [String] = []
+    let token = source.observe { value, _ in calls.append("token \(value)") }
+    source.addObserver(other) { value, _ in calls.append("other \(value)") }
+    source.addObserver(label) { value, _ in calls.append("label \(value)") }
+    source.removeObserver(label)
+    source.value = 1
+    #expect(calls == ["token 1", "other 1"])
+    withExtendedLifetime(token) {}
+  }
+}
