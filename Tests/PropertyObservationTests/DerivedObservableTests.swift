@@ -1,5 +1,6 @@
 import Dispatch
 import PropertyObservation
+import TestSupport
 import Testing
 
 @Suite("Derived observables")
@@ -11,7 +12,7 @@ struct DerivedObservableTests {
     let doubled = source.map { $0 * 2 }
     #expect(doubled.value == 2)
 
-    let log = BindingLog<String>()
+    let log = RecordingLog<String>()
     let token = doubled.observe(options: [.initial, .new]) { value, option in
       log.append("\(option) \(value)")
     }
@@ -24,12 +25,12 @@ struct DerivedObservableTests {
 
   @Test func mapTransformRunsOncePerChangeWhateverTheNumberOfObservers() {
     let source = Observable(1)
-    let transforms = BindingLog<Int>()
+    let transforms = RecordingLog<Int>()
     let label = source.map { value -> String in
       transforms.append(value)
       return "#\(value)"
     }
-    let received = BindingLog<String>()
+    let received = RecordingLog<String>()
     let tokens = (0..<3).map { index in
       label.observe { value, _ in received.append("\(index):\(value)") }
     }
@@ -44,7 +45,7 @@ struct DerivedObservableTests {
   @Test func derivedObservableDeliversOldAndNewLikeAnObservable() {
     let source = Observable(1)
     let negated = source.map { -$0 }
-    let log = BindingLog<String>()
+    let log = RecordingLog<String>()
     negated.addObserver(log, options: [.old, .new]) { value, option in
       log.append("\(option) \(value)")
     }
@@ -55,7 +56,7 @@ struct DerivedObservableTests {
   @Test func mapsCanBeChained() {
     let source = Observable(2)
     let text = source.map { $0 * 10 }.map { "\($0)%" }
-    let log = BindingLog<String>()
+    let log = RecordingLog<String>()
     let token = text.observe(options: [.initial, .new]) { value, _ in log.append(value) }
     source.value = 5
     #expect(log.events == ["20%", "50%"])
@@ -67,7 +68,7 @@ struct DerivedObservableTests {
   @Test func removeDuplicatesSkipsConsecutiveRepeats() {
     let source = Observable(1)
     let distinct = source.removeDuplicates()
-    let log = BindingLog<String>()
+    let log = RecordingLog<String>()
     let token = distinct.observe(options: [.initial, .new]) { value, option in
       log.append("\(option) \(value)")
     }
@@ -79,7 +80,7 @@ struct DerivedObservableTests {
   @Test func removeDuplicatesByComparesWithTheLastPublishedValue() {
     let source = Observable(0)
     let coarse = source.removeDuplicates { abs($0 - $1) < 5 }
-    let log = BindingLog<Int>()
+    let log = RecordingLog<Int>()
     let token = coarse.observe(options: [.initial, .new]) { value, _ in log.append(value) }
     // 8 is within 5 of 6 (published) and 12 within 5 of 8 (not published): 12 still publishes.
     for value in [3, 6, 8, 12] { source.value = value }
@@ -96,7 +97,7 @@ struct DerivedObservableTests {
     let combined = count.combineLatest(unit)
     #expect(combined.value == (1, "apple"))
 
-    let log = BindingLog<String>()
+    let log = RecordingLog<String>()
     let token = combined.observe(options: [.initial, .new]) { pair, _ in
       log.append("\(pair.0) \(pair.1)")
     }
@@ -111,7 +112,7 @@ struct DerivedObservableTests {
     let second = Observable("b")
     let third = Observable(true)
     let combined = first.combineLatest(second, third)
-    let log = BindingLog<String>()
+    let log = RecordingLog<String>()
     let token = combined.observe(options: [.initial, .new]) { triple, _ in
       log.append("\(triple.0) \(triple.1) \(triple.2)")
     }
@@ -125,7 +126,7 @@ struct DerivedObservableTests {
   @Test func combineLatestRunsItsTransformOncePerUpstreamChange() {
     let width = Observable(2)
     let height = Observable(3)
-    let areas = BindingLog<Int>()
+    let areas = RecordingLog<Int>()
     let area = width.combineLatest(height).map { width, height -> Int in
       areas.append(width * height)
       return width * height
@@ -174,7 +175,7 @@ struct DerivedObservableTests {
 
   @Test func tokenOnAnInlineChainKeepsTheChainAliveUntilReleased() {
     let source = Observable(1)
-    let log = BindingLog<String>()
+    let log = RecordingLog<String>()
     do {
       let token = source.map { "v\($0)" }.removeDuplicates().observe { value, _ in
         log.append(value)
@@ -195,7 +196,7 @@ struct DerivedObservableTests {
   @Test func chainDeliversEveryChangeInOrderUnderReentrantSets() {
     let source = Observable(0)
     let tens = source.map { $0 * 10 }
-    let log = BindingLog<Int>()
+    let log = RecordingLog<Int>()
     // The first observer sets the source again from inside the derived round; the second one
     // must still see every value, in order, each once.
     let stepper = tens.observe { value, _ in
@@ -213,7 +214,7 @@ struct DerivedObservableTests {
     let letter = Observable("a")
     let number = Observable(0)
     let combined = letter.combineLatest(number)
-    let log = BindingLog<String>()
+    let log = RecordingLog<String>()
     let follower = combined.observe { pair, _ in
       if pair.1 == 0 { number.value = pair.0.count }
     }
@@ -245,7 +246,7 @@ struct DerivedObservableTests {
     // the middle of a round, so the derived value is seeded at once and never republished.
     let tens = source.map { $0 * 10 }
     #expect(tens.value == 20)
-    let log = BindingLog<Int>()
+    let log = RecordingLog<Int>()
     let recorder = tens.observe { value, _ in log.append(value) }
     proceed.signal()
     done.wait()
@@ -276,7 +277,7 @@ struct DerivedObservableTests {
     let distinct = source.removeDuplicates()
     #expect(combined.value == (2, "r"))
     #expect(distinct.value == 2)
-    let log = BindingLog<String>()
+    let log = RecordingLog<String>()
     let combinedToken = combined.observe { pair, _ in log.append("\(pair.0)\(pair.1)") }
     let distinctToken = distinct.observe { value, _ in log.append("distinct \(value)") }
     proceed.signal()
@@ -290,7 +291,7 @@ struct DerivedObservableTests {
   @Test func derivedValuesStayInOrderWhenTheSourceIsSetFromManyThreads() {
     let source = Observable(0)
     let mirrored = source.map { $0 }
-    let log = BindingLog<Int>()
+    let log = RecordingLog<Int>()
     let token = mirrored.observe { value, _ in log.append(value) }
     runConcurrently(4) { _ in
       for _ in 0..<250 { source.update { $0 += 1 } }
@@ -304,7 +305,7 @@ struct DerivedObservableTests {
     let left = Observable(0)
     let right = Observable(0)
     let combined = left.combineLatest(right)
-    let log = BindingLog<(Int, Int)>()
+    let log = RecordingLog<(Int, Int)>()
     let token = combined.observe { pair, _ in log.append(pair) }
     runConcurrently(2) { index in
       let side = index == 0 ? left : right

@@ -1,5 +1,6 @@
 import Dispatch
 import PropertyObservation
+import TestSupport
 import Testing
 
 #if canImport(Darwin)
@@ -92,7 +93,7 @@ import Testing
   /// the thread already delivering, after the current round.
   @Test func threadingArticleOtherThreadSetIsDeliveredByTheDeliveringThread() {
     let progress = Observable(0)
-    let log = DocumentationLog()
+    let log = RecordingLog<String>()
     let entered = DispatchSemaphore(value: 0)
     let proceed = DispatchSemaphore(value: 0)
     let otherThreadDone = DispatchSemaphore(value: 0)
@@ -118,7 +119,7 @@ import Testing
     otherThreadDone.wait()
 
     #expect(
-      log.entries == [
+      log.events == [
         "callback 1 on the setting thread",
         "other thread's set returned; value is 2",
         "callback 2 on the setting thread",
@@ -129,7 +130,7 @@ import Testing
   /// round boundary, so the callback still runs for that round.
   @Test func threadingArticleCrossThreadCancelTakesEffectAtTheRoundBoundary() {
     let level = Observable(0)
-    let log = DocumentationLog()
+    let log = RecordingLog<String>()
     let entered = DispatchSemaphore(value: 0)
     let proceed = DispatchSemaphore(value: 0)
     let cancelled = DispatchSemaphore(value: 0)
@@ -155,7 +156,7 @@ import Testing
     withExtendedLifetime(first) {}
 
     #expect(
-      log.entries == [
+      log.events == [
         "first 1",
         "cancelled on another thread",
         "second 1",
@@ -167,7 +168,7 @@ import Testing
   /// `.initial` inside the call, on the registering thread; later changes come from the deliverer.
   @Test func threadingArticleRegistrationDuringAnotherThreadsRoundGetsInitialInsideTheCall() {
     let temperature = Observable(20)
-    let log = DocumentationLog()
+    let log = RecordingLog<String>()
     let entered = DispatchSemaphore(value: 0)
     let proceed = DispatchSemaphore(value: 0)
     let registered = DispatchSemaphore(value: 0)
@@ -197,7 +198,7 @@ import Testing
     registered.wait()
 
     #expect(
-      log.entries == [
+      log.events == [
         "first 21",
         "late [.initial] 21 on another",
         "registration returned",

@@ -1,5 +1,6 @@
 import Dispatch
 import PropertyObservation
+import TestSupport
 import Testing
 
 #if canImport(Darwin)
@@ -32,7 +33,7 @@ struct ObservableConcurrencyTests {
     let inRound = DispatchSemaphore(value: 0)
     let release = DispatchSemaphore(value: 0)
     let finished = DispatchSemaphore(value: 0)
-    let deliveries = EventLog<(Int, ThreadMark)>()
+    let deliveries = RecordingLog<(Int, ThreadMark)>()
     let deliveringThread = Shared<ThreadMark?>(nil)
     let token = observable.observe { value, _ in
       deliveries.append((value, ThreadMark()))
@@ -75,7 +76,7 @@ struct ObservableConcurrencyTests {
     }
     waitOrFail(inRound, "the first round started")
     observable.value = 2
-    let late = EventLog<Call>()
+    let late = RecordingLog<Call>()
     let lateToken = observable.observe(options: [.initial, .new]) { value, option in
       late.append(Call("late", ObservableOptionsName(option), value))
     }
@@ -93,8 +94,8 @@ struct ObservableConcurrencyTests {
     let (inRound, releaseRound) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
     let (inInitial, releaseInitial) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
     let (setterDone, registrarDone) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-    let first = EventLog<(Int, ThreadMark)>()
-    let late = EventLog<(Call, ThreadMark)>()
+    let first = RecordingLog<(Int, ThreadMark)>()
+    let late = RecordingLog<(Call, ThreadMark)>()
     let registrar = Shared<ThreadMark?>(nil)
     let lateToken = Shared<ObservationToken?>(nil)
     let token = observable.observe { value, _ in
@@ -143,7 +144,7 @@ struct ObservableConcurrencyTests {
     let release = DispatchSemaphore(value: 0)
     let finished = DispatchSemaphore(value: 0)
     let owner = Owner()
-    let later = EventLog<Int>()
+    let later = RecordingLog<Int>()
     let token = observable.observe { value, _ in
       if value == 1 {
         inRound.signal()
@@ -200,7 +201,7 @@ struct ObservableConcurrencyTests {
 
   @Test func registrationsMadeWhileOtherThreadsSetSeeAGaplessIncreasingSequence() async {
     let observable = Observable(0)
-    let logs = EventLog<EventLog<Int>>()
+    let logs = RecordingLog<RecordingLog<Int>>()
     let setters = 2
     let sets = 3_000
     await withTaskGroup(of: Void.self) { group in
@@ -213,7 +214,7 @@ struct ObservableConcurrencyTests {
       group.addTask {
         for round in 0..<300 {
           let owner = Owner()
-          let log = EventLog<Int>()
+          let log = RecordingLog<Int>()
           logs.append(log)
           observable.addObserver(owner, options: [.initial, .new]) { value, _ in log.append(value) }
           if round.isMultiple(of: 2) { observable.removeObserver(owner) }
@@ -223,7 +224,7 @@ struct ObservableConcurrencyTests {
       group.addTask {
         let bag = ObservationBag()
         for round in 0..<300 {
-          let log = EventLog<Int>()
+          let log = RecordingLog<Int>()
           logs.append(log)
           let token = observable.observe(options: [.initial, .new]) { value, _ in log.append(value)
           }
@@ -243,7 +244,7 @@ struct ObservableConcurrencyTests {
   @Test func concurrentReadsSetsAndCountsAreSafe() async {
     let observable = Observable("start")
     let owner = Owner()
-    let count = EventLog<String>()
+    let count = RecordingLog<String>()
     observable.addObserver(owner) { value, _ in count.append(value) }
     await withTaskGroup(of: Void.self) { group in
       for thread in 0..<3 {

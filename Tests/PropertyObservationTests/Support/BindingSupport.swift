@@ -1,41 +1,10 @@
 import Dispatch
 import PropertyObservation
-
-#if canImport(Darwin)
-  import Darwin
-#elseif canImport(Glibc)
-  import Glibc
-#endif
-
-/// A thread-safe, ordered log of events, for asserting whole sequences.
-final class BindingLog<Event>: @unchecked Sendable {
-  private var mutex = pthread_mutex_t()
-  private var storage: [Event] = []
-
-  init() {
-    pthread_mutex_init(&mutex, nil)
-  }
-
-  deinit {
-    pthread_mutex_destroy(&mutex)
-  }
-
-  func append(_ event: Event) {
-    pthread_mutex_lock(&mutex)
-    storage.append(event)
-    pthread_mutex_unlock(&mutex)
-  }
-
-  var events: [Event] {
-    pthread_mutex_lock(&mutex)
-    defer { pthread_mutex_unlock(&mutex) }
-    return storage
-  }
-}
+import TestSupport
 
 /// A stand-in for a label: a plain class with a settable text that logs every set.
 final class FakeLabel {
-  let log = BindingLog<String>()
+  let log = RecordingLog<String>()
   var text: String? {
     didSet { log.append(text ?? "nil") }
   }
@@ -43,7 +12,7 @@ final class FakeLabel {
 
 /// A stand-in for a reused table cell with two bindable properties.
 final class FakeCell {
-  let log = BindingLog<String>()
+  let log = RecordingLog<String>()
   var title = "" {
     didSet { log.append("title=\(title)") }
   }
@@ -82,7 +51,7 @@ func runConcurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
 /// Stops the test process with a clear message when two observables set each other endlessly,
 /// so that a broken loop guard fails its test instead of hanging the run.
 final class EchoLoopBreaker {
-  private let rounds = BindingLog<Int>()
+  private let rounds = RecordingLog<Int>()
 
   /// Counts the rounds of `observables`, holding neither them nor anything they hold.
   func watch<Value>(_ observables: Observable<Value>...) {
