@@ -1,4 +1,3 @@
-import Dispatch
 import PropertyObservation
 import TestSupport
 import Testing
@@ -228,28 +227,20 @@ struct DerivedObservableTests {
 
   @Test func derivedCreatedWhileItsSourceIsDeliveringOnAnotherThreadIsSeededAndCatchesUp() {
     let source = Observable(1)
-    let inRound = DispatchSemaphore(value: 0)
-    let proceed = DispatchSemaphore(value: 0)
-    let done = DispatchSemaphore(value: 0)
+    let round = Gate("the round of 2")
     let blocker = source.observe { value, _ in
-      if value == 2 {
-        inRound.signal()
-        proceed.wait()
-      }
+      if value == 2 { round.block() }
     }
-    DispatchQueue.global().async {
-      source.value = 2
-      done.signal()
-    }
-    inRound.wait()
-    // The source delivers `.initial` inside the registering call although another thread is in
-    // the middle of a round, so the derived value is seeded at once and never republished.
-    let tens = source.map { $0 * 10 }
-    #expect(tens.value == 20)
     let log = RecordingLog<Int>()
-    let recorder = tens.observe { value, _ in log.append(value) }
-    proceed.signal()
-    done.wait()
+    let (tens, recorder) = round.runOnAnotherThread {
+      source.value = 2
+    } whileBlocked: {
+      // The source delivers `.initial` inside the registering call although another thread is
+      // in the middle of a round, so the derived value is seeded at once and never republished.
+      let tens = source.map { $0 * 10 }
+      #expect(tens.value == 20)
+      return (tens, tens.observe { value, _ in log.append(value) })
+    }
     source.value = 3
     #expect(log.events == [30])
     #expect(tens.value == 30)
@@ -259,33 +250,26 @@ struct DerivedObservableTests {
   @Test func combineLatestAndRemoveDuplicatesCreatedWhileASourceIsBusyAreSeeded() {
     let source = Observable(1)
     let other = Observable("r")
-    let inRound = DispatchSemaphore(value: 0)
-    let proceed = DispatchSemaphore(value: 0)
-    let done = DispatchSemaphore(value: 0)
+    let round = Gate("the round of 2")
     let blocker = source.observe { value, _ in
-      if value == 2 {
-        inRound.signal()
-        proceed.wait()
-      }
+      if value == 2 { round.block() }
     }
-    DispatchQueue.global().async {
-      source.value = 2
-      done.signal()
-    }
-    inRound.wait()
-    let combined = source.combineLatest(other)
-    let distinct = source.removeDuplicates()
-    #expect(combined.value == (2, "r"))
-    #expect(distinct.value == 2)
     let log = RecordingLog<String>()
-    let combinedToken = combined.observe { pair, _ in log.append("\(pair.0)\(pair.1)") }
-    let distinctToken = distinct.observe { value, _ in log.append("distinct \(value)") }
-    proceed.signal()
-    done.wait()
+    let tokens = round.runOnAnotherThread {
+      source.value = 2
+    } whileBlocked: {
+      let combined = source.combineLatest(other)
+      let distinct = source.removeDuplicates()
+      #expect(combined.value == (2, "r"))
+      #expect(distinct.value == 2)
+      let combinedToken = combined.observe { pair, _ in log.append("\(pair.0)\(pair.1)") }
+      let distinctToken = distinct.observe { value, _ in log.append("distinct \(value)") }
+      return [combinedToken, distinctToken]
+    }
     other.value = "s"
     source.value = 3
     #expect(log.events == ["2s", "3s", "distinct 3"])
-    withExtendedLifetime((blocker, combinedToken, distinctToken)) {}
+    withExtendedLifetime((blocker, tokens)) {}
   }
 
   @Test func derivedValuesStayInOrderWhenTheSourceIsSetFromManyThreads() {

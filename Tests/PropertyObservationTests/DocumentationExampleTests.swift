@@ -1,4 +1,3 @@
-import Dispatch
 import PropertyObservation
 import TestSupport
 import Testing
@@ -94,29 +93,21 @@ import Testing
   @Test func threadingArticleOtherThreadSetIsDeliveredByTheDeliveringThread() {
     let progress = Observable(0)
     let log = RecordingLog<String>()
-    let entered = DispatchSemaphore(value: 0)
-    let proceed = DispatchSemaphore(value: 0)
-    let otherThreadDone = DispatchSemaphore(value: 0)
+    let round = Gate("the round of 1")
     let setter = pthread_self()
     let owner = DocumentationOwner()
 
     progress.addObserver(owner) { value, _ in
       let onSetter = pthread_equal(pthread_self(), setter) != 0
       log.append("callback \(value) on \(onSetter ? "the setting thread" : "another thread")")
-      if value == 1 {
-        entered.signal()
-        proceed.wait()
-      }
+      if value == 1 { round.block() }
     }
-    DispatchQueue.global().async {
-      entered.wait()
+    round.run {
+      progress.value = 1
+    } whileBlockedOnAnotherThread: {
       progress.value = 2
       log.append("other thread's set returned; value is \(progress.value)")
-      proceed.signal()
-      otherThreadDone.signal()
     }
-    progress.value = 1
-    otherThreadDone.wait()
 
     #expect(
       log.events == [
@@ -131,27 +122,19 @@ import Testing
   @Test func threadingArticleCrossThreadCancelTakesEffectAtTheRoundBoundary() {
     let level = Observable(0)
     let log = RecordingLog<String>()
-    let entered = DispatchSemaphore(value: 0)
-    let proceed = DispatchSemaphore(value: 0)
-    let cancelled = DispatchSemaphore(value: 0)
+    let round = Gate("the round of 1")
 
     let first = level.observe { value, _ in
       log.append("first \(value)")
-      if value == 1 {
-        entered.signal()
-        proceed.wait()
-      }
+      if value == 1 { round.block() }
     }
     let second = level.observe { value, _ in log.append("second \(value)") }
-    DispatchQueue.global().async {
-      entered.wait()
+    round.run {
+      level.value = 1
+    } whileBlockedOnAnotherThread: {
       second.cancel()
       log.append("cancelled on another thread")
-      proceed.signal()
-      cancelled.signal()
     }
-    level.value = 1
-    cancelled.wait()
     level.value = 2
     withExtendedLifetime(first) {}
 
@@ -169,9 +152,7 @@ import Testing
   @Test func threadingArticleRegistrationDuringAnotherThreadsRoundGetsInitialInsideTheCall() {
     let temperature = Observable(20)
     let log = RecordingLog<String>()
-    let entered = DispatchSemaphore(value: 0)
-    let proceed = DispatchSemaphore(value: 0)
-    let registered = DispatchSemaphore(value: 0)
+    let round = Gate("the round of 21")
     let setter = pthread_self()
     let first = DocumentationOwner()
     let late = DocumentationOwner()
@@ -179,23 +160,19 @@ import Testing
     temperature.addObserver(first) { value, _ in
       log.append("first \(value)")
       if value == 21 {
-        entered.signal()
-        proceed.wait()
+        round.block()
         temperature.value = 22
       }
     }
-    DispatchQueue.global().async {
-      entered.wait()
+    round.run {
+      temperature.value = 21
+    } whileBlockedOnAnotherThread: {
       temperature.addObserver(late, options: [.initial, .new]) { value, option in
         let onSetter = pthread_equal(pthread_self(), setter) != 0
         log.append("late \(option) \(value) on \(onSetter ? "the setting thread" : "another")")
       }
       log.append("registration returned")
-      proceed.signal()
-      registered.signal()
     }
-    temperature.value = 21
-    registered.wait()
 
     #expect(
       log.events == [

@@ -9,18 +9,18 @@ import Testing
 
   @Test func anAsyncOperationRunsOnceForAllSubscribers() async {
     let runs = RecordingLog<String>()
-    let gate = DispatchSemaphore(value: 0)
+    let response = Gate("the response")
     let driver = Driver(
       initialValue: "loading", onErrorJustReturn: "fallback", scheduler: .immediate
     ) {
       runs.append("request")
-      gate.wait()  // holds the response until every subscriber is in
+      response.block()  // holds the response until every subscriber is in
       return "response"
     }
     let first = RecordingLog<String>()
     let second = RecordingLog<String>()
     let tokens = [driver.drive { first.append($0) }, driver.drive { second.append($0) }]
-    gate.signal()
+    response.open()
     #expect(await second.waitForCount(2))
     let late = RecordingLog<String>()
     let lateToken = driver.drive { late.append($0) }

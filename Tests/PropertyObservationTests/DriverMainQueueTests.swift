@@ -10,13 +10,12 @@ final class DriverMainQueueTests: XCTestCase {
   private let background = DispatchQueue(label: "DriverMainQueueTests.background")
 
   /// Sets `observable` to each value from a background queue and waits until it is done.
-  private func setInBackground(_ observable: Observable<Int>, to values: [Int]) {
-    let done = DispatchSemaphore(value: 0)
-    background.async {
+  private func setInBackground<Value: Sendable>(
+    _ observable: Observable<Value>, to values: [Value], line: UInt = #line
+  ) {
+    runInBackground(on: background) {
       for value in values { observable.value = value }
-      done.signal()
-    }
-    done.wait()
+    }.waitUntilFinished("the background sets", line: line)
   }
 
   func testBackgroundSetsAreDeliveredOnTheMainQueueInOrder() {
@@ -179,12 +178,7 @@ final class DriverMainQueueTests: XCTestCase {
     binder.send("now")
     XCTAssertEqual(label.text, "now", "applied before send returned")
 
-    let done = DispatchSemaphore(value: 0)
-    background.async {
-      binder.send("queued")
-      done.signal()
-    }
-    done.wait()
+    runInBackground(on: background) { binder.send("queued") }.waitUntilFinished("the send")
     binder.send("later")
     XCTAssertEqual(label.text, "now", "later must wait behind queued")
     let drained = expectation(description: "main queue drained")
@@ -213,19 +207,10 @@ final class DriverMainQueueTests: XCTestCase {
     XCTAssertNil(weakLabel)
     XCTAssertEqual(name.observerCount, 0)
     name.value = "Madeline"
-    setInBackgroundString(name, to: "Nobody")
+    setInBackground(name, to: ["Nobody"])
     let drained = expectation(description: "main queue drained")
     DispatchQueue.main.async { drained.fulfill() }
     wait(for: [drained], timeout: 10)
     XCTAssertEqual(log.events, ["Ray", "Amelia"])
-  }
-
-  private func setInBackgroundString(_ observable: Observable<String>, to value: String) {
-    let done = DispatchSemaphore(value: 0)
-    background.async {
-      observable.value = value
-      done.signal()
-    }
-    done.wait()
   }
 }

@@ -1,4 +1,3 @@
-import Dispatch
 import PropertyObservation
 
 /// A stand-in for a derived observable built inline (`source.map(transform)`): the source holds
@@ -17,15 +16,6 @@ func makeDerivedChain(
   }
   created(derived)
   return derived
-}
-
-/// Sets `values` on `observable` from a background thread, one after another; `done` is
-/// signalled after the last set returns.
-func setFromBackground(_ observable: Observable<Int>, _ values: [Int], done: DispatchSemaphore) {
-  DispatchQueue.global().async {
-    for value in values { observable.value = value }
-    done.signal()
-  }
 }
 
 /// A value that is not `Sendable`, to check that iterating values of such a type compiles and

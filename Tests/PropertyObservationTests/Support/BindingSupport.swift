@@ -1,4 +1,3 @@
-import Dispatch
 import PropertyObservation
 import TestSupport
 
@@ -30,22 +29,6 @@ final class FakeModel {
     self.title = Observable(title)
     self.progress = Observable(progress)
   }
-}
-
-/// Runs `body` on `count` threads at once, released together by a gate, and waits for all.
-func runConcurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-  let group = DispatchGroup()
-  let gate = DispatchSemaphore(value: 0)
-  for index in 0..<count {
-    group.enter()
-    DispatchQueue.global().async {
-      gate.wait()
-      body(index)
-      group.leave()
-    }
-  }
-  for _ in 0..<count { gate.signal() }
-  group.wait()
 }
 
 /// Stops the test process with a clear message when two observables set each other endlessly,
