@@ -251,7 +251,7 @@ struct AsyncValuesTests {
 
   @Test func anInlineChainLivesWhileItIsIterated() async {
     let source = Observable(1)
-    weak var weakDerived: Observable<Int>?
+    weak var weakDerived: ReadOnlyObservable<Int>?
     var seen: [Int] = []
     // Built inline, as `source.map { $0 * 10 }.values` would be: only the loop's iterator holds
     // the derived observable.
