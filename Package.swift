@@ -57,22 +57,30 @@ let package = Package(
       path: "Examples/DrivingAView",
       exclude: ["expected-output.txt"]
     ),
+    // Scaffolding shared by the test targets (gates, bounded waits, the recording log); a
+    // target, not a product, so nothing outside this package can depend on it.
+    .target(
+      name: "TestSupport",
+      dependencies: ["PropertyObservation"],
+      path: "Tests/TestSupport"
+    ),
     .testTarget(
       name: "PropertyObservationTests",
-      dependencies: ["PropertyObservation", "PropertyObservationTesting"],
+      dependencies: ["PropertyObservation", "PropertyObservationTesting", "TestSupport"],
       path: "Tests/PropertyObservationTests"
     ),
     .testTarget(
       name: "PropertyObservationTestingTests",
-      dependencies: ["PropertyObservation", "PropertyObservationTesting"],
+      dependencies: ["PropertyObservation", "PropertyObservationTesting", "TestSupport"],
       path: "Tests/PropertyObservationTestingTests"
     ),
   ],
   swiftLanguageModes: [.v6]
 )
 
-// Stricter checks for the library's own code only: examples and tests compile the way a user's
-// code would, so the tutorial's `public class User` builds unchanged.
+// Stricter checks for the library's own code (and the tests' shared support target) only:
+// examples and tests compile the way a user's code would, so the tutorial's `public class User`
+// builds unchanged.
 for target in package.targets where target.type == .regular {
   target.swiftSettings =
     (target.swiftSettings ?? []) + [

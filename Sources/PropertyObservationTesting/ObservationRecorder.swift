@@ -57,7 +57,7 @@ public import PropertyObservation
 /// released. Call ``stopRecording()`` before asserting that an observable you recorded has been
 /// deallocated.
 public final class ObservationRecorder {
-  private let lock = RecorderLock()
+  private let lock = Lock()
 
   // Guarded by `lock`.
   private var recorded: [Event] = []
@@ -74,6 +74,10 @@ public final class ObservationRecorder {
 
   /// Creates a recorder with an empty log.
   public init() {}
+
+  deinit {
+    lock.deallocate()
+  }
 
   /// Every event recorded so far, in the order the deliveries happened.
   ///
@@ -334,10 +338,14 @@ extension ObservationRecorder: CustomStringConvertible {
 /// One `async` wait's outcome, settled exactly once by whichever comes first: enough events, the
 /// timeout, or the task's cancellation.
 private final class AsyncWait: @unchecked Sendable {
-  private let lock = RecorderLock()
+  private let lock = Lock()
   // Guarded by `lock`.
   private var outcome: Bool?
   private var continuation: CheckedContinuation<Bool, Never>?
+
+  deinit {
+    lock.deallocate()
+  }
 
   func resolve(_ reached: Bool) {
     let continuation: CheckedContinuation<Bool, Never>? = lock.withLock {

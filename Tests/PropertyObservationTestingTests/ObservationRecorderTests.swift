@@ -1,6 +1,7 @@
 import Dispatch
 import PropertyObservation
 import PropertyObservationTesting
+import TestSupport
 import Testing
 
 @Suite("ObservationRecorder")
@@ -346,7 +347,7 @@ struct ObservationRecorderTests {
 
   @Test func anInlineChainIsRecordedForAsLongAsTheRecorderLives() {
     let source = Observable(1)
-    weak var weakDerived: Observable<Int>?
+    weak var weakDerived: ReadOnlyObservable<Int>?
     let recorder = ObservationRecorder()
     recorder.record(
       makeDerivedChain(from: source, transform: { $0 * 10 }, created: { weakDerived = $0 }),

@@ -1,5 +1,5 @@
-import Dispatch
 import PropertyObservation
+import TestSupport
 import Testing
 
 @Suite("ReadOnlyObservable.values")
@@ -74,38 +74,37 @@ struct AsyncValuesTests {
     // value, because none is ever waiting when the next arrives.
     let counter = Observable(0)
     let sequence = newestOnly ? counter.values(bufferingPolicy: .newest) : counter.values
-    let taken = DispatchSemaphore(value: 0)
-    let producerDone = DispatchSemaphore(value: 0)
+    let taken = Gate("the consumer's turn")
     let last = 300
-    DispatchQueue.global().async {
+    let producer = runInBackground {
       for value in 1...last {
-        taken.wait()
+        taken.block()
         counter.value = value
       }
-      producerDone.signal()
     }
     var seen: [Int] = []
     for await value in sequence {
       seen.append(value)
       if value == last { break }
-      taken.signal()
+      taken.open()
     }
-    producerDone.wait()
+    producer.waitUntilFinished("the producer")
     #expect(seen == Array(0...last))
     #expect(counter.observerCount == 0)
   }
 
   @Test func unboundedBufferingKeepsEveryValueFromAFastProducer() async {
     let counter = Observable(0)
-    let done = DispatchSemaphore(value: 0)
     let last = 2_000
     var iterator = counter.values.makeAsyncIterator()
-    setFromBackground(counter, Array(1...last), done: done)
+    let producer = runInBackground {
+      for value in 1...last { counter.value = value }
+    }
     var seen: [Int] = []
     while seen.last != last, let value = await iterator.next() {
       seen.append(value)
     }
-    done.wait()
+    producer.waitUntilFinished("the producer")
     #expect(seen == Array(0...last))
   }
 
@@ -122,15 +121,16 @@ struct AsyncValuesTests {
 
   @Test func newestBufferingNeverGoesBackwardsUnderAFastProducer() async {
     let counter = Observable(0)
-    let done = DispatchSemaphore(value: 0)
     let last = 2_000
     var iterator = counter.values(bufferingPolicy: .newest).makeAsyncIterator()
-    setFromBackground(counter, Array(1...last), done: done)
+    let producer = runInBackground {
+      for value in 1...last { counter.value = value }
+    }
     var seen: [Int] = []
     while seen.last != last, let value = await iterator.next() {
       seen.append(value)
     }
-    done.wait()
+    producer.waitUntilFinished("the producer")
     #expect(seen.first == 0)
     #expect(seen.last == last)
     #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 < $1 })
@@ -251,7 +251,7 @@ struct AsyncValuesTests {
 
   @Test func anInlineChainLivesWhileItIsIterated() async {
     let source = Observable(1)
-    weak var weakDerived: Observable<Int>?
+    weak var weakDerived: ReadOnlyObservable<Int>?
     var seen: [Int] = []
     // Built inline, as `source.map { $0 * 10 }.values` would be: only the loop's iterator holds
     // the derived observable.

@@ -1,5 +1,6 @@
 import Foundation
 import PropertyObservation
+import TestSupport
 import Testing
 
 /// The claims and snippets of "Getting started" (the binding layer), "Bindings and lifetimes" and
@@ -112,13 +113,13 @@ import Testing
   @Test func drivingArticleRecoverRunsOncePerFailureForAllSubscribers() {
     struct Offline: Error {}
     let status = Observable<Result<String, Offline>>(.success("Waiting"))
-    let recoveries = DriverLog<String>()
+    let recoveries = RecordingLog<String>()
     let driver = status.asDriver(scheduler: .immediate) { _ in
       recoveries.append("recover")
       return "Failed"
     }
-    let first = DriverLog<String>()
-    let second = DriverLog<String>()
+    let first = RecordingLog<String>()
+    let second = RecordingLog<String>()
     let tokens = [driver.drive { first.append($0) }, driver.drive { second.append($0) }]
     status.value = .failure(Offline())
     status.value = .success("Done")
@@ -184,7 +185,7 @@ import Testing
   @Test func drivingArticleManualSchedulerSnippet() {
     let main = ManualScheduler()
     let count = Observable(0)
-    let log = DriverLog<Int>()
+    let log = RecordingLog<Int>()
     let token = count.asDriver(scheduler: .manual(main)).drive { log.append($0) }
     count.value = 1
     main.runOnMain { count.value = 2 }
@@ -198,7 +199,7 @@ import Testing
   @Test func drivingArticleDebouncedSearchFieldSnippet() {
     let main = ManualScheduler()
     let text = Observable("")
-    let queries = DriverLog<String>()
+    let queries = RecordingLog<String>()
     let token = text.asDriver(scheduler: .manual(main))
       .debounce(for: .milliseconds(300))
       .drive { queries.append($0) }

@@ -1,5 +1,6 @@
 import Dispatch
 import PropertyObservation
+import TestSupport
 import Testing
 
 @Suite("Key-path and observable bindings")
@@ -190,7 +191,7 @@ struct BindingTests {
 
   @Test func reusedCellShowsOnlyTheModelItWasLastBoundTo() {
     final class ReusableCell {
-      let log = BindingLog<String>()
+      let log = RecordingLog<String>()
       var progressText = "" {
         didSet { log.append(progressText) }
       }
@@ -249,7 +250,7 @@ struct BindingTests {
 
   @Test func inlineChainOrderHoldsWhenTheTargetSetsTheSourceReentrantly() {
     final class Echoing {
-      let log = BindingLog<Int>()
+      let log = RecordingLog<Int>()
       let source: Observable<Int>
       var value = 0 {
         didSet {
@@ -273,7 +274,7 @@ struct BindingTests {
   @Test func bindToAnObservableAppliesTheCurrentValueThenEveryChange() {
     let source = Observable(1)
     let mirror = Observable(0)
-    let log = BindingLog<Int>()
+    let log = RecordingLog<Int>()
     let token = mirror.observe(options: [.initial, .new]) { value, _ in log.append(value) }
     source.bind(to: mirror)
     source.value = 2
@@ -343,7 +344,7 @@ struct BindingTests {
     // Bindings from different sources write from different threads at once, so the property
     // itself must be thread-safe; the test is about which binding is left.
     final class SharedCell: @unchecked Sendable {
-      let log = BindingLog<Int>()
+      let log = RecordingLog<Int>()
       var value: Int {
         get { log.events.last ?? 0 }
         set { log.append(newValue) }

@@ -1,5 +1,5 @@
-import Dispatch
 import PropertyObservation
+import TestSupport
 import Testing
 
 @Suite("Derived observables")
@@ -11,7 +11,7 @@ struct DerivedObservableTests {
     let doubled = source.map { $0 * 2 }
     #expect(doubled.value == 2)
 
-    let log = BindingLog<String>()
+    let log = RecordingLog<String>()
     let token = doubled.observe(options: [.initial, .new]) { value, option in
       log.append("\(option) \(value)")
     }
@@ -24,12 +24,12 @@ struct DerivedObservableTests {
 
   @Test func mapTransformRunsOncePerChangeWhateverTheNumberOfObservers() {
     let source = Observable(1)
-    let transforms = BindingLog<Int>()
+    let transforms = RecordingLog<Int>()
     let label = source.map { value -> String in
       transforms.append(value)
       return "#\(value)"
     }
-    let received = BindingLog<String>()
+    let received = RecordingLog<String>()
     let tokens = (0..<3).map { index in
       label.observe { value, _ in received.append("\(index):\(value)") }
     }
@@ -44,7 +44,7 @@ struct DerivedObservableTests {
   @Test func derivedObservableDeliversOldAndNewLikeAnObservable() {
     let source = Observable(1)
     let negated = source.map { -$0 }
-    let log = BindingLog<String>()
+    let log = RecordingLog<String>()
     negated.addObserver(log, options: [.old, .new]) { value, option in
       log.append("\(option) \(value)")
     }
@@ -55,7 +55,7 @@ struct DerivedObservableTests {
   @Test func mapsCanBeChained() {
     let source = Observable(2)
     let text = source.map { $0 * 10 }.map { "\($0)%" }
-    let log = BindingLog<String>()
+    let log = RecordingLog<String>()
     let token = text.observe(options: [.initial, .new]) { value, _ in log.append(value) }
     source.value = 5
     #expect(log.events == ["20%", "50%"])
@@ -67,7 +67,7 @@ struct DerivedObservableTests {
   @Test func removeDuplicatesSkipsConsecutiveRepeats() {
     let source = Observable(1)
     let distinct = source.removeDuplicates()
-    let log = BindingLog<String>()
+    let log = RecordingLog<String>()
     let token = distinct.observe(options: [.initial, .new]) { value, option in
       log.append("\(option) \(value)")
     }
@@ -79,7 +79,7 @@ struct DerivedObservableTests {
   @Test func removeDuplicatesByComparesWithTheLastPublishedValue() {
     let source = Observable(0)
     let coarse = source.removeDuplicates { abs($0 - $1) < 5 }
-    let log = BindingLog<Int>()
+    let log = RecordingLog<Int>()
     let token = coarse.observe(options: [.initial, .new]) { value, _ in log.append(value) }
     // 8 is within 5 of 6 (published) and 12 within 5 of 8 (not published): 12 still publishes.
     for value in [3, 6, 8, 12] { source.value = value }
@@ -96,7 +96,7 @@ struct DerivedObservableTests {
     let combined = count.combineLatest(unit)
     #expect(combined.value == (1, "apple"))
 
-    let log = BindingLog<String>()
+    let log = RecordingLog<String>()
     let token = combined.observe(options: [.initial, .new]) { pair, _ in
       log.append("\(pair.0) \(pair.1)")
     }
@@ -111,7 +111,7 @@ struct DerivedObservableTests {
     let second = Observable("b")
     let third = Observable(true)
     let combined = first.combineLatest(second, third)
-    let log = BindingLog<String>()
+    let log = RecordingLog<String>()
     let token = combined.observe(options: [.initial, .new]) { triple, _ in
       log.append("\(triple.0) \(triple.1) \(triple.2)")
     }
@@ -125,7 +125,7 @@ struct DerivedObservableTests {
   @Test func combineLatestRunsItsTransformOncePerUpstreamChange() {
     let width = Observable(2)
     let height = Observable(3)
-    let areas = BindingLog<Int>()
+    let areas = RecordingLog<Int>()
     let area = width.combineLatest(height).map { width, height -> Int in
       areas.append(width * height)
       return width * height
@@ -174,7 +174,7 @@ struct DerivedObservableTests {
 
   @Test func tokenOnAnInlineChainKeepsTheChainAliveUntilReleased() {
     let source = Observable(1)
-    let log = BindingLog<String>()
+    let log = RecordingLog<String>()
     do {
       let token = source.map { "v\($0)" }.removeDuplicates().observe { value, _ in
         log.append(value)
@@ -195,7 +195,7 @@ struct DerivedObservableTests {
   @Test func chainDeliversEveryChangeInOrderUnderReentrantSets() {
     let source = Observable(0)
     let tens = source.map { $0 * 10 }
-    let log = BindingLog<Int>()
+    let log = RecordingLog<Int>()
     // The first observer sets the source again from inside the derived round; the second one
     // must still see every value, in order, each once.
     let stepper = tens.observe { value, _ in
@@ -213,7 +213,7 @@ struct DerivedObservableTests {
     let letter = Observable("a")
     let number = Observable(0)
     let combined = letter.combineLatest(number)
-    let log = BindingLog<String>()
+    let log = RecordingLog<String>()
     let follower = combined.observe { pair, _ in
       if pair.1 == 0 { number.value = pair.0.count }
     }
@@ -227,28 +227,20 @@ struct DerivedObservableTests {
 
   @Test func derivedCreatedWhileItsSourceIsDeliveringOnAnotherThreadIsSeededAndCatchesUp() {
     let source = Observable(1)
-    let inRound = DispatchSemaphore(value: 0)
-    let proceed = DispatchSemaphore(value: 0)
-    let done = DispatchSemaphore(value: 0)
+    let round = Gate("the round of 2")
     let blocker = source.observe { value, _ in
-      if value == 2 {
-        inRound.signal()
-        proceed.wait()
-      }
+      if value == 2 { round.block() }
     }
-    DispatchQueue.global().async {
+    let log = RecordingLog<Int>()
+    let (tens, recorder) = round.runOnAnotherThread {
       source.value = 2
-      done.signal()
+    } whileBlocked: {
+      // The source delivers `.initial` inside the registering call although another thread is
+      // in the middle of a round, so the derived value is seeded at once and never republished.
+      let tens = source.map { $0 * 10 }
+      #expect(tens.value == 20)
+      return (tens, tens.observe { value, _ in log.append(value) })
     }
-    inRound.wait()
-    // The source delivers `.initial` inside the registering call although another thread is in
-    // the middle of a round, so the derived value is seeded at once and never republished.
-    let tens = source.map { $0 * 10 }
-    #expect(tens.value == 20)
-    let log = BindingLog<Int>()
-    let recorder = tens.observe { value, _ in log.append(value) }
-    proceed.signal()
-    done.wait()
     source.value = 3
     #expect(log.events == [30])
     #expect(tens.value == 30)
@@ -258,39 +250,32 @@ struct DerivedObservableTests {
   @Test func combineLatestAndRemoveDuplicatesCreatedWhileASourceIsBusyAreSeeded() {
     let source = Observable(1)
     let other = Observable("r")
-    let inRound = DispatchSemaphore(value: 0)
-    let proceed = DispatchSemaphore(value: 0)
-    let done = DispatchSemaphore(value: 0)
+    let round = Gate("the round of 2")
     let blocker = source.observe { value, _ in
-      if value == 2 {
-        inRound.signal()
-        proceed.wait()
-      }
+      if value == 2 { round.block() }
     }
-    DispatchQueue.global().async {
+    let log = RecordingLog<String>()
+    let tokens = round.runOnAnotherThread {
       source.value = 2
-      done.signal()
+    } whileBlocked: {
+      let combined = source.combineLatest(other)
+      let distinct = source.removeDuplicates()
+      #expect(combined.value == (2, "r"))
+      #expect(distinct.value == 2)
+      let combinedToken = combined.observe { pair, _ in log.append("\(pair.0)\(pair.1)") }
+      let distinctToken = distinct.observe { value, _ in log.append("distinct \(value)") }
+      return [combinedToken, distinctToken]
     }
-    inRound.wait()
-    let combined = source.combineLatest(other)
-    let distinct = source.removeDuplicates()
-    #expect(combined.value == (2, "r"))
-    #expect(distinct.value == 2)
-    let log = BindingLog<String>()
-    let combinedToken = combined.observe { pair, _ in log.append("\(pair.0)\(pair.1)") }
-    let distinctToken = distinct.observe { value, _ in log.append("distinct \(value)") }
-    proceed.signal()
-    done.wait()
     other.value = "s"
     source.value = 3
     #expect(log.events == ["2s", "3s", "distinct 3"])
-    withExtendedLifetime((blocker, combinedToken, distinctToken)) {}
+    withExtendedLifetime((blocker, tokens)) {}
   }
 
   @Test func derivedValuesStayInOrderWhenTheSourceIsSetFromManyThreads() {
     let source = Observable(0)
     let mirrored = source.map { $0 }
-    let log = BindingLog<Int>()
+    let log = RecordingLog<Int>()
     let token = mirrored.observe { value, _ in log.append(value) }
     runConcurrently(4) { _ in
       for _ in 0..<250 { source.update { $0 += 1 } }
@@ -304,7 +289,7 @@ struct DerivedObservableTests {
     let left = Observable(0)
     let right = Observable(0)
     let combined = left.combineLatest(right)
-    let log = BindingLog<(Int, Int)>()
+    let log = RecordingLog<(Int, Int)>()
     let token = combined.observe { pair, _ in log.append(pair) }
     runConcurrently(2) { index in
       let side = index == 0 ? left : right

@@ -1,5 +1,5 @@
-import Dispatch
 import PropertyObservation
+import TestSupport
 import Testing
 
 #if canImport(Darwin)
@@ -92,33 +92,25 @@ import Testing
   /// the thread already delivering, after the current round.
   @Test func threadingArticleOtherThreadSetIsDeliveredByTheDeliveringThread() {
     let progress = Observable(0)
-    let log = DocumentationLog()
-    let entered = DispatchSemaphore(value: 0)
-    let proceed = DispatchSemaphore(value: 0)
-    let otherThreadDone = DispatchSemaphore(value: 0)
+    let log = RecordingLog<String>()
+    let round = Gate("the round of 1")
     let setter = pthread_self()
     let owner = DocumentationOwner()
 
     progress.addObserver(owner) { value, _ in
       let onSetter = pthread_equal(pthread_self(), setter) != 0
       log.append("callback \(value) on \(onSetter ? "the setting thread" : "another thread")")
-      if value == 1 {
-        entered.signal()
-        proceed.wait()
-      }
+      if value == 1 { round.block() }
     }
-    DispatchQueue.global().async {
-      entered.wait()
+    round.run {
+      progress.value = 1
+    } whileBlockedOnAnotherThread: {
       progress.value = 2
       log.append("other thread's set returned; value is \(progress.value)")
-      proceed.signal()
-      otherThreadDone.signal()
     }
-    progress.value = 1
-    otherThreadDone.wait()
 
     #expect(
-      log.entries == [
+      log.events == [
         "callback 1 on the setting thread",
         "other thread's set returned; value is 2",
         "callback 2 on the setting thread",
@@ -129,33 +121,25 @@ import Testing
   /// round boundary, so the callback still runs for that round.
   @Test func threadingArticleCrossThreadCancelTakesEffectAtTheRoundBoundary() {
     let level = Observable(0)
-    let log = DocumentationLog()
-    let entered = DispatchSemaphore(value: 0)
-    let proceed = DispatchSemaphore(value: 0)
-    let cancelled = DispatchSemaphore(value: 0)
+    let log = RecordingLog<String>()
+    let round = Gate("the round of 1")
 
     let first = level.observe { value, _ in
       log.append("first \(value)")
-      if value == 1 {
-        entered.signal()
-        proceed.wait()
-      }
+      if value == 1 { round.block() }
     }
     let second = level.observe { value, _ in log.append("second \(value)") }
-    DispatchQueue.global().async {
-      entered.wait()
+    round.run {
+      level.value = 1
+    } whileBlockedOnAnotherThread: {
       second.cancel()
       log.append("cancelled on another thread")
-      proceed.signal()
-      cancelled.signal()
     }
-    level.value = 1
-    cancelled.wait()
     level.value = 2
     withExtendedLifetime(first) {}
 
     #expect(
-      log.entries == [
+      log.events == [
         "first 1",
         "cancelled on another thread",
         "second 1",
@@ -167,10 +151,8 @@ import Testing
   /// `.initial` inside the call, on the registering thread; later changes come from the deliverer.
   @Test func threadingArticleRegistrationDuringAnotherThreadsRoundGetsInitialInsideTheCall() {
     let temperature = Observable(20)
-    let log = DocumentationLog()
-    let entered = DispatchSemaphore(value: 0)
-    let proceed = DispatchSemaphore(value: 0)
-    let registered = DispatchSemaphore(value: 0)
+    let log = RecordingLog<String>()
+    let round = Gate("the round of 21")
     let setter = pthread_self()
     let first = DocumentationOwner()
     let late = DocumentationOwner()
@@ -178,26 +160,22 @@ import Testing
     temperature.addObserver(first) { value, _ in
       log.append("first \(value)")
       if value == 21 {
-        entered.signal()
-        proceed.wait()
+        round.block()
         temperature.value = 22
       }
     }
-    DispatchQueue.global().async {
-      entered.wait()
+    round.run {
+      temperature.value = 21
+    } whileBlockedOnAnotherThread: {
       temperature.addObserver(late, options: [.initial, .new]) { value, option in
         let onSetter = pthread_equal(pthread_self(), setter) != 0
         log.append("late \(option) \(value) on \(onSetter ? "the setting thread" : "another")")
       }
       log.append("registration returned")
-      proceed.signal()
-      registered.signal()
     }
-    temperature.value = 21
-    registered.wait()
 
     #expect(
-      log.entries == [
+      log.events == [
         "first 21",
         "late [.initial] 21 on another",
         "registration returned",

@@ -1,5 +1,6 @@
 import Dispatch
 import PropertyObservation
+import TestSupport
 import Testing
 
 /// Drivers made from async operations, and a driver's values as an async sequence.
@@ -7,21 +8,21 @@ import Testing
   private struct Offline: Error {}
 
   @Test func anAsyncOperationRunsOnceForAllSubscribers() async {
-    let runs = DriverLog<String>()
-    let gate = DispatchSemaphore(value: 0)
+    let runs = RecordingLog<String>()
+    let response = Gate("the response")
     let driver = Driver(
       initialValue: "loading", onErrorJustReturn: "fallback", scheduler: .immediate
     ) {
       runs.append("request")
-      gate.wait()  // holds the response until every subscriber is in
+      response.block()  // holds the response until every subscriber is in
       return "response"
     }
-    let first = DriverLog<String>()
-    let second = DriverLog<String>()
+    let first = RecordingLog<String>()
+    let second = RecordingLog<String>()
     let tokens = [driver.drive { first.append($0) }, driver.drive { second.append($0) }]
-    gate.signal()
+    response.open()
     #expect(await second.waitForCount(2))
-    let late = DriverLog<String>()
+    let late = RecordingLog<String>()
     let lateToken = driver.drive { late.append($0) }
     #expect(runs.events == ["request"])
     #expect(first.events == ["loading", "response"])
@@ -36,7 +37,7 @@ import Testing
     ) {
       throw Offline()
     }
-    let log = DriverLog<String>()
+    let log = RecordingLog<String>()
     let token = driver.drive { log.append($0) }
     #expect(await log.waitForCount(2))
     #expect(log.events == ["loading", "fallback"])
@@ -46,7 +47,7 @@ import Testing
   @MainActor @Test func valuesYieldsTheCurrentValueThenEveryChangeOnTheMainQueue() async {
     let count = Observable(0)
     let values = count.asDriver().values
-    let log = DriverLog<Delivery<Int>>()
+    let log = RecordingLog<Delivery<Int>>()
     let consumer = Task { @MainActor in
       for await value in values {
         log.append(Delivery(value: value, onMainQueue: TestMainQueue.isCurrent))

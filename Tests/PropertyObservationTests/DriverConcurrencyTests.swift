@@ -1,5 +1,6 @@
 import Dispatch
 import PropertyObservation
+import TestSupport
 import Testing
 
 /// Subscribing, cancelling and setting from several threads at once (run under ThreadSanitizer).
@@ -8,7 +9,7 @@ import Testing
     let source = Observable(0)
     let driver = source.asDriver(scheduler: .immediate)
     let rounds = 200
-    let logs = (0..<3).map { _ in DriverLog<[Int]>() }
+    let logs = (0..<3).map { _ in RecordingLog<[Int]>() }
 
     DispatchQueue.concurrentPerform(iterations: 4) { thread in
       if thread == 3 {
@@ -16,7 +17,7 @@ import Testing
         return
       }
       for _ in 0..<rounds {
-        let seen = DriverLog<Int>()
+        let seen = RecordingLog<Int>()
         let token = driver.drive { seen.append($0) }
         token.cancel()
         logs[thread].append(seen.events)
@@ -35,7 +36,7 @@ import Testing
   @Test func aLongLivedSubscriberSeesEveryValueWhileOthersComeAndGo() {
     let source = Observable(0)
     let driver = source.asDriver(scheduler: .immediate)
-    let steady = DriverLog<Int>()
+    let steady = RecordingLog<Int>()
     let token = driver.drive { steady.append($0) }
 
     DispatchQueue.concurrentPerform(iterations: 3) { thread in

@@ -1,5 +1,6 @@
 import Dispatch
 import PropertyObservation
+import TestSupport
 import XCTest
 
 /// Driver and Binder on the real main queue. XCTest's `wait(for:timeout:)` runs the main run loop
@@ -9,19 +10,18 @@ final class DriverMainQueueTests: XCTestCase {
   private let background = DispatchQueue(label: "DriverMainQueueTests.background")
 
   /// Sets `observable` to each value from a background queue and waits until it is done.
-  private func setInBackground(_ observable: Observable<Int>, to values: [Int]) {
-    let done = DispatchSemaphore(value: 0)
-    background.async {
+  private func setInBackground<Value: Sendable>(
+    _ observable: Observable<Value>, to values: [Value], line: UInt = #line
+  ) {
+    runInBackground(on: background) {
       for value in values { observable.value = value }
-      done.signal()
-    }
-    done.wait()
+    }.waitUntilFinished("the background sets", line: line)
   }
 
   func testBackgroundSetsAreDeliveredOnTheMainQueueInOrder() {
     let count = Observable(0)
     let driver = count.asDriver()
-    let log = DriverLog<Delivery<Int>>()
+    let log = RecordingLog<Delivery<Int>>()
     let delivered = expectation(description: "all values delivered")
     log.whenCount(reaches: 4) { delivered.fulfill() }
 
@@ -39,7 +39,7 @@ final class DriverMainQueueTests: XCTestCase {
   func testASetOnTheMainQueueIsDeliveredBeforeItReturnsWhenNothingIsQueued() {
     XCTAssertTrue(TestMainQueue.isCurrent)
     let count = Observable(0)
-    let log = DriverLog<Int>()
+    let log = RecordingLog<Int>()
     let token = count.asDriver().drive { log.append($0) }
     XCTAssertEqual(log.events, [0], "the replay is delivered inside drive")
     count.value = 1
@@ -51,7 +51,7 @@ final class DriverMainQueueTests: XCTestCase {
 
   func testAMainQueueSetNeverOvertakesAValueQueuedFromTheBackground() {
     let count = Observable(0)
-    let log = DriverLog<Int>()
+    let log = RecordingLog<Int>()
     let token = count.asDriver().drive { log.append($0) }
     let delivered = expectation(description: "both values delivered")
     log.whenCount(reaches: 3) { delivered.fulfill() }
@@ -67,11 +67,11 @@ final class DriverMainQueueTests: XCTestCase {
   func testBurstsFromSeveralThreadsArriveInTheOrderTheValuesWereSet() {
     let source = Observable(0)
     // The order in which the source's rounds ran is the order every subscriber must see.
-    let upstreamOrder = DriverLog<Int>()
+    let upstreamOrder = RecordingLog<Int>()
     let upstream = source.observe { value, _ in upstreamOrder.append(value) }
     let driver = source.asDriver()
-    let first = DriverLog<Int>()
-    let second = DriverLog<Int>()
+    let first = RecordingLog<Int>()
+    let second = RecordingLog<Int>()
     let tokens = [driver.drive { first.append($0) }, driver.drive { second.append($0) }]
     let threads = 4
     let perThread = 250
@@ -97,8 +97,8 @@ final class DriverMainQueueTests: XCTestCase {
   func testALateSubscriberFirstReceivesTheCurrentValue() {
     let count = Observable(0)
     let driver = count.asDriver()
-    let early = DriverLog<Int>()
-    let late = DriverLog<Int>()
+    let early = RecordingLog<Int>()
+    let late = RecordingLog<Int>()
     let earlyToken = driver.drive { early.append($0) }
     count.value = 1
     count.value = 2
@@ -115,7 +115,7 @@ final class DriverMainQueueTests: XCTestCase {
     let driver = count.asDriver()
     let early = driver.drive { _ in }
     count.value = 5
-    let late = DriverLog<Delivery<Int>>()
+    let late = RecordingLog<Delivery<Int>>()
     let delivered = expectation(description: "replay and change delivered")
     late.whenCount(reaches: 2) { delivered.fulfill() }
     let token = background.sync {
@@ -130,7 +130,7 @@ final class DriverMainQueueTests: XCTestCase {
   func testCoalescingDeliversOnlyTheLatestValuePerMainQueueTurn() {
     let progress = Observable(0)
     let driver = progress.asDriver(policy: .coalescing)
-    let log = DriverLog<Int>()
+    let log = RecordingLog<Int>()
     let token = driver.drive { log.append($0) }
     let lastSeen = expectation(description: "main queue turn after the burst")
 
@@ -145,7 +145,7 @@ final class DriverMainQueueTests: XCTestCase {
   func testEveryValuePolicyDeliversAWholeBackgroundBurstInOrder() {
     let progress = Observable(0)
     let driver = progress.asDriver()
-    let log = DriverLog<Int>()
+    let log = RecordingLog<Int>()
     let token = driver.drive { log.append($0) }
     let delivered = expectation(description: "whole burst delivered")
     log.whenCount(reaches: 1001) { delivered.fulfill() }
@@ -157,7 +157,7 @@ final class DriverMainQueueTests: XCTestCase {
 
   func testABinderAppliesValuesSentFromTheBackgroundOnTheMainQueueInOrder() {
     let label = DriverTestLabel()
-    let log = DriverLog<Delivery<String>>()
+    let log = RecordingLog<Delivery<String>>()
     let binder = Binder<String>(label) { label, text in
       label.text = text
       log.append(Delivery(value: text, onMainQueue: TestMainQueue.isCurrent))
@@ -178,12 +178,7 @@ final class DriverMainQueueTests: XCTestCase {
     binder.send("now")
     XCTAssertEqual(label.text, "now", "applied before send returned")
 
-    let done = DispatchSemaphore(value: 0)
-    background.async {
-      binder.send("queued")
-      done.signal()
-    }
-    done.wait()
+    runInBackground(on: background) { binder.send("queued") }.waitUntilFinished("the send")
     binder.send("later")
     XCTAssertEqual(label.text, "now", "later must wait behind queued")
     let drained = expectation(description: "main queue drained")
@@ -194,7 +189,7 @@ final class DriverMainQueueTests: XCTestCase {
 
   func testBindingAnObservableToABinderAppliesTheCurrentValueAndChangesUntilTheTargetDies() {
     let name = Observable("Ray")
-    let log = DriverLog<String>()
+    let log = RecordingLog<String>()
     weak var weakLabel: DriverTestLabel?
     do {
       let label = DriverTestLabel()
@@ -212,19 +207,10 @@ final class DriverMainQueueTests: XCTestCase {
     XCTAssertNil(weakLabel)
     XCTAssertEqual(name.observerCount, 0)
     name.value = "Madeline"
-    setInBackgroundString(name, to: "Nobody")
+    setInBackground(name, to: ["Nobody"])
     let drained = expectation(description: "main queue drained")
     DispatchQueue.main.async { drained.fulfill() }
     wait(for: [drained], timeout: 10)
     XCTAssertEqual(log.events, ["Ray", "Amelia"])
-  }
-
-  private func setInBackgroundString(_ observable: Observable<String>, to value: String) {
-    let done = DispatchSemaphore(value: 0)
-    background.async {
-      observable.value = value
-      done.signal()
-    }
-    done.wait()
   }
 }

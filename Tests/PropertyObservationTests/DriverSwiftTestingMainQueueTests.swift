@@ -1,5 +1,6 @@
 import Dispatch
 import PropertyObservation
+import TestSupport
 import Testing
 
 /// The real main queue under Swift Testing: on Linux it is drained by a thread that is not the
@@ -10,7 +11,7 @@ import Testing
     #expect(TestMainQueue.isCurrent, "the main actor runs on the main queue")
     let count = Observable(0)
     let driver = count.asDriver()
-    let log = DriverLog<Delivery<Int>>()
+    let log = RecordingLog<Delivery<Int>>()
     let token = driver.drive {
       log.append(Delivery(value: $0, onMainQueue: TestMainQueue.isCurrent))
     }
@@ -27,7 +28,7 @@ import Testing
 
   @MainActor @Test func aBinderSentFromTheBackgroundUpdatesOnTheMainQueue() async {
     let label = DriverTestLabel()
-    let log = DriverLog<Delivery<String>>()
+    let log = RecordingLog<Delivery<String>>()
     let binder = Binder<String>(label) { label, text in
       label.text = text
       log.append(Delivery(value: text, onMainQueue: TestMainQueue.isCurrent))

@@ -1,4 +1,5 @@
 import PropertyObservation
+import TestSupport
 import Testing
 
 /// Driver behaviour on the test schedulers: ordering, sharing, replay, lifetimes and policies,
@@ -10,7 +11,7 @@ import Testing
     let main = ManualScheduler()
     let count = Observable(0)
     let driver = count.asDriver(scheduler: .manual(main))
-    let log = DriverLog<Int>()
+    let log = RecordingLog<Int>()
     let token = driver.drive { log.append($0) }
     count.value = 1
     count.value = 2
@@ -25,7 +26,7 @@ import Testing
   @Test func aMainQueueSetIsDeliveredAtOnceWhenNothingIsWaiting() {
     let main = ManualScheduler()
     let count = Observable(0)
-    let log = DriverLog<Int>()
+    let log = RecordingLog<Int>()
     let token = main.runOnMain { count.asDriver(scheduler: .manual(main)).drive { log.append($0) } }
     #expect(log.events == [0])
     main.runOnMain { count.value = 1 }
@@ -37,7 +38,7 @@ import Testing
   @Test func aMainQueueSetWaitsBehindAValueQueuedEarlier() {
     let main = ManualScheduler()
     let count = Observable(0)
-    let log = DriverLog<Int>()
+    let log = RecordingLog<Int>()
     let token = main.runOnMain { count.asDriver(scheduler: .manual(main)).drive { log.append($0) } }
     count.value = 1  // off the main queue: queued
     main.runOnMain { count.value = 2 }
@@ -50,7 +51,7 @@ import Testing
   @Test func aSetFromADriveCallbackReachesEverySubscriberAfterTheCurrentValue() {
     let count = Observable(0)
     let driver = count.asDriver(scheduler: .immediate)
-    let log = DriverLog<String>()
+    let log = RecordingLog<String>()
     let first = driver.drive { value in
       log.append("first \(value)")
       if value == 1 { count.value = 2 }
@@ -66,12 +67,12 @@ import Testing
 
   @Test func allSubscribersShareOneUpstreamRegistrationAndOneRunOfItsWork() {
     let result = Observable<Result<Int, Failure>>(.success(1))
-    let recoveries = DriverLog<Failure>()
+    let recoveries = RecordingLog<Failure>()
     let driver = result.asDriver(scheduler: .immediate) { error in
       recoveries.append(error)
       return -1
     }
-    let logs = [DriverLog<Int>(), DriverLog<Int>(), DriverLog<Int>()]
+    let logs = [RecordingLog<Int>(), RecordingLog<Int>(), RecordingLog<Int>()]
     let tokens = logs.map { log in driver.drive { log.append($0) } }
     #expect(result.observerCount == 1)
     result.value = .failure(Failure())
@@ -84,7 +85,7 @@ import Testing
   @Test func theUpstreamRegistrationEndsWithTheLastSubscriberAndTheDriverIsReleased() {
     let count = Observable(0)
     weak var weakDriver: Driver<Int>?
-    let log = DriverLog<Int>()
+    let log = RecordingLog<Int>()
     do {
       let driver = count.asDriver(scheduler: .immediate)
       weakDriver = driver
@@ -112,7 +113,7 @@ import Testing
     #expect(unused == nil)
 
     weak var used: Driver<Int>?
-    let log = DriverLog<Int>()
+    let log = RecordingLog<Int>()
     var token: ObservationToken?
     do {
       let driver = count.asDriver(scheduler: .immediate)
@@ -138,7 +139,7 @@ import Testing
       driver = source.asDriver(scheduler: .immediate)
     }
     #expect(weakSource != nil)
-    let log = DriverLog<Int>()
+    let log = RecordingLog<Int>()
     let token = driver.drive { log.append($0) }
     #expect(log.events == [7])
     withExtendedLifetime(token) {}
@@ -148,9 +149,9 @@ import Testing
     let main = ManualScheduler()
     let count = Observable(0)
     let driver = count.asDriver(scheduler: .manual(main))
-    let cancelled = DriverLog<Int>()
-    let released = DriverLog<Int>()
-    let kept = DriverLog<Int>()
+    let cancelled = RecordingLog<Int>()
+    let released = RecordingLog<Int>()
+    let kept = RecordingLog<Int>()
     let cancelledToken = driver.drive { cancelled.append($0) }
     var releasedToken: ObservationToken? = driver.drive { released.append($0) }
     let keptToken = driver.drive { kept.append($0) }
@@ -198,7 +199,7 @@ import Testing
     }
     let counter = Counter()
     let label = DriverTestLabel()
-    let log = DriverLog<String>()
+    let log = RecordingLog<String>()
     driver.drive(counter, \.value)
     driver.drive(with: counter) { counter, value in counter.described = "#\(value)" }
     driver.drive(Binder(label, scheduler: .immediate) { label, value in label.count = value })
@@ -227,7 +228,7 @@ import Testing
     let main = ManualScheduler()
     let progress = Observable(0)
     let driver = progress.asDriver(policy: .coalescing, scheduler: .manual(main))
-    let log = DriverLog<Int>()
+    let log = RecordingLog<Int>()
     let token = driver.drive { log.append($0) }
     main.runAll()
     #expect(log.events == [0])
@@ -238,7 +239,7 @@ import Testing
     #expect(driver.mainQueueHopCount == 2)
 
     let everyValue = progress.asDriver(scheduler: .manual(main))
-    let all = DriverLog<Int>()
+    let all = RecordingLog<Int>()
     let allToken = everyValue.drive { all.append($0) }
     for value in 101...103 { progress.value = value }
     main.runAll()
@@ -249,7 +250,7 @@ import Testing
 
   @Test func aFailureIsReplacedByTheFallbackAndLaterValuesStillArrive() {
     let result = Observable<Result<String, Failure>>(.failure(Failure()))
-    let log = DriverLog<String>()
+    let log = RecordingLog<String>()
     let token = result.asDriver(onErrorJustReturn: "fallback", scheduler: .immediate)
       .drive { log.append($0) }
     result.value = .success("done")
@@ -265,7 +266,7 @@ import Testing
     let (driver, binder) = MainScheduler.withScheduler(.manual(main)) {
       (count.asDriver(), Binder<Int>(label) { label, value in label.count = value })
     }
-    let log = DriverLog<Int>()
+    let log = RecordingLog<Int>()
     let token = driver.drive { log.append($0) }
     binder.send(5)
     #expect(log.events == [])
@@ -278,7 +279,7 @@ import Testing
 
   @Test func aBinderDropsValuesOnceItsTargetIsGone() {
     let main = ManualScheduler()
-    let log = DriverLog<String>()
+    let log = RecordingLog<String>()
     var label: DriverTestLabel? = DriverTestLabel()
     let binder = Binder<String>(label!, scheduler: .manual(main)) { _, text in log.append(text) }
     binder.send("queued")

@@ -1,5 +1,6 @@
 import Dispatch
 import PropertyObservation
+import TestSupport
 import Testing
 
 /// `debounce(for:)` and `throttle(for:latest:)` on a `ManualScheduler`'s virtual clock, step by
@@ -10,7 +11,7 @@ import Testing
   @Test func theManualClockMovesOnlyWhenAdvancedAndRunAllLeavesLaterWorkWaiting() {
     let main = ManualScheduler()
     let text = Observable("a")
-    let log = DriverLog<Arrival<String>>()
+    let log = RecordingLog<Arrival<String>>()
     let token = text.asDriver(scheduler: .manual(main)).debounce(for: .milliseconds(300))
       .record(on: main, into: log)
     main.runAll()
@@ -29,7 +30,7 @@ import Testing
   @Test func advancingRunsWorkQueuedFromTheBackgroundBeforeLaterTimers() {
     let main = ManualScheduler()
     let text = Observable("a")
-    let log = DriverLog<Arrival<String>>()
+    let log = RecordingLog<Arrival<String>>()
     let token = text.asDriver(scheduler: .manual(main)).debounce(for: .milliseconds(100))
       .record(on: main, into: log)
     main.advance(by: .milliseconds(50))
@@ -47,7 +48,7 @@ import Testing
   @Test func debounceWaitsForTheQuietPeriodBeforeTheFirstValue() {
     let main = ManualScheduler()
     let text = Observable("")
-    let log = DriverLog<Arrival<String>>()
+    let log = RecordingLog<Arrival<String>>()
     let token = text.asDriver(scheduler: .manual(main)).debounce(for: .milliseconds(300))
       .record(on: main, into: log)
     #expect(log.events == [], "unlike a plain driver, nothing arrives inside drive")
@@ -61,7 +62,7 @@ import Testing
   @Test func debounceCoalescesABurstIntoItsLastValueAfterTheQuietPeriod() {
     let main = ManualScheduler()
     let text = Observable("")
-    let log = DriverLog<Arrival<String>>()
+    let log = RecordingLog<Arrival<String>>()
     let token = text.asDriver(scheduler: .manual(main)).debounce(for: .milliseconds(300))
       .record(on: main, into: log)
     main.advance(by: .milliseconds(300))
@@ -82,7 +83,7 @@ import Testing
   @Test func aValueArrivingDuringTheWaitRestartsIt() {
     let main = ManualScheduler()
     let text = Observable("a")
-    let log = DriverLog<Arrival<String>>()
+    let log = RecordingLog<Arrival<String>>()
     let token = text.asDriver(scheduler: .manual(main)).debounce(for: .milliseconds(300))
       .record(on: main, into: log)
     main.advance(by: .milliseconds(200))
@@ -101,9 +102,9 @@ import Testing
     let main = ManualScheduler()
     let text = Observable("a")
     let debounced = text.asDriver(scheduler: .manual(main)).debounce(for: .milliseconds(100))
-    let first = DriverLog<Arrival<String>>()
-    let early = DriverLog<Arrival<String>>()
-    let late = DriverLog<Arrival<String>>()
+    let first = RecordingLog<Arrival<String>>()
+    let early = RecordingLog<Arrival<String>>()
+    let late = RecordingLog<Arrival<String>>()
     let firstToken = debounced.record(on: main, into: first)
     main.advance(by: .milliseconds(50))
     let earlyToken = debounced.record(on: main, into: early)
@@ -123,7 +124,7 @@ import Testing
 
   @Test func debounceOnTheImmediateSchedulerDeliversEveryValueAtOnce() {
     let count = Observable(0)
-    let log = DriverLog<Int>()
+    let log = RecordingLog<Int>()
     let token = count.asDriver(scheduler: .immediate).debounce(for: .seconds(1))
       .drive { log.append($0) }
     count.value = 1
@@ -163,7 +164,7 @@ import Testing
   private func throttled(latest: Bool) -> [Arrival<Int>] {
     let main = ManualScheduler()
     let count = Observable(0)
-    let log = DriverLog<Arrival<Int>>()
+    let log = RecordingLog<Arrival<Int>>()
     let token = count.asDriver(scheduler: .manual(main))
       .throttle(for: .milliseconds(100), latest: latest)
       .record(on: main, into: log)
@@ -181,8 +182,8 @@ import Testing
     let count = Observable(0)
     let throttled = count.asDriver(scheduler: .manual(main))
       .throttle(for: .milliseconds(100), latest: true)
-    let first = DriverLog<Arrival<Int>>()
-    let late = DriverLog<Arrival<Int>>()
+    let first = RecordingLog<Arrival<Int>>()
+    let late = RecordingLog<Arrival<Int>>()
     let firstToken = throttled.record(on: main, into: first)
     main.set(count, to: 1)  // waits for the window's end
     main.advance(by: .milliseconds(50))
@@ -198,7 +199,7 @@ import Testing
     let count = Observable(0)
     let throttled = count.asDriver(scheduler: .manual(main))
       .throttle(for: .milliseconds(100), latest: true)
-    let log = DriverLog<Arrival<Int>>()
+    let log = RecordingLog<Arrival<Int>>()
     var token: ObservationToken? = throttled.record(on: main, into: log)
     main.set(count, to: 1)  // waits for the window's end, at 100 ms
     main.runOnMain { token = nil }
@@ -218,7 +219,7 @@ import Testing
   func throttleKeepsTheOrderOfValuesAndAtLeastAnIntervalBetweenThem(latest: Bool) {
     let main = ManualScheduler()
     let count = Observable(0)
-    let log = DriverLog<Arrival<Int>>()
+    let log = RecordingLog<Arrival<Int>>()
     let token = count.asDriver(scheduler: .manual(main))
       .throttle(for: .milliseconds(100), latest: latest)
       .record(on: main, into: log)
@@ -244,7 +245,7 @@ import Testing
   @Test func debounceKeepsTheOrderOfValuesSetFromTheBackgroundAndTheMainQueue() {
     let main = ManualScheduler()
     let count = Observable(0)
-    let log = DriverLog<Arrival<Int>>()
+    let log = RecordingLog<Arrival<Int>>()
     let token = count.asDriver(scheduler: .manual(main)).debounce(for: .milliseconds(100))
       .record(on: main, into: log)
     count.value = 1  // off the main queue: queued
@@ -261,7 +262,7 @@ import Testing
   @Test func aSetFromADebouncedCallbackIsDebouncedInItsTurn() {
     let main = ManualScheduler()
     let text = Observable("a")
-    let log = DriverLog<Arrival<String>>()
+    let log = RecordingLog<Arrival<String>>()
     let token = text.asDriver(scheduler: .manual(main)).debounce(for: .milliseconds(100))
       .record(on: main, into: log)
     let echo = main.runOnMain {
@@ -279,7 +280,7 @@ import Testing
     let count = Observable(0)
     let throttled = count.asDriver(scheduler: .manual(main))
       .throttle(for: .milliseconds(100), latest: true)
-    let log = DriverLog<Arrival<Int>>()
+    let log = RecordingLog<Arrival<Int>>()
     let token = main.runOnMain {
       throttled.drive { value in
         log.append(Arrival(value, time: main.elapsedTime))
@@ -302,8 +303,8 @@ import Testing
     let debounced = text.asDriver(scheduler: .manual(main)).debounce(for: .milliseconds(100))
     let throttled = text.asDriver(scheduler: .manual(main))
       .throttle(for: .milliseconds(100), latest: true)
-    let cancelled = DriverLog<Arrival<String>>()
-    let kept = DriverLog<Arrival<String>>()
+    let cancelled = RecordingLog<Arrival<String>>()
+    let kept = RecordingLog<Arrival<String>>()
     let debouncedToken = debounced.record(on: main, into: cancelled)
     let throttledToken = throttled.record(on: main, into: cancelled)
     let keptToken = debounced.record(on: main, into: kept)
@@ -325,7 +326,7 @@ import Testing
   @Test func aTimedDriverKeepsNothingAliveAfterItsLastSubscriberGoes() {
     let main = ManualScheduler()
     let text = Observable("a")
-    let log = DriverLog<String>()
+    let log = RecordingLog<String>()
     weak var weakDebounced: Driver<String>?
     weak var weakThrottled: Driver<String>?
     weak var weakUpstream: Driver<String>?
@@ -360,8 +361,8 @@ import Testing
     let throttled = count.asDriver().throttle(for: .milliseconds(1), latest: true)
     let churnedDebounce = count.asDriver().debounce(for: .milliseconds(1))
     let churnedThrottle = count.asDriver().throttle(for: .milliseconds(1), latest: false)
-    let debouncedLast = DriverLog<Int>()
-    let throttledLast = DriverLog<Int>()
+    let debouncedLast = RecordingLog<Int>()
+    let throttledLast = RecordingLog<Int>()
     let tokens = [
       debounced.drive { if $0 == -1 { debouncedLast.append($0) } },
       throttled.drive { if $0 == -1 { throttledLast.append($0) } },
@@ -387,7 +388,7 @@ import Testing
 
   @MainActor @Test func debounceOnTheMainQueueDeliversTheLastValueThereAfterTheWait() async {
     let text = Observable("s")
-    let log = DriverLog<Delivery<String>>()
+    let log = RecordingLog<Delivery<String>>()
     let token = text.asDriver(scheduler: .main).debounce(for: .milliseconds(20)).drive {
       log.append(Delivery(value: $0, onMainQueue: TestMainQueue.isCurrent))
     }
@@ -403,7 +404,7 @@ import Testing
     async
   {
     let count = Observable(0)
-    let log = DriverLog<Delivery<Int>>()
+    let log = RecordingLog<Delivery<Int>>()
     let token = count.asDriver(scheduler: .main).throttle(for: .milliseconds(20), latest: true)
       .drive { log.append(Delivery(value: $0, onMainQueue: TestMainQueue.isCurrent)) }
     #expect(log.events == [Delivery(value: 0, onMainQueue: true)], "delivered inside drive")

@@ -1,5 +1,5 @@
-import Dispatch
 import PropertyObservation
+import TestSupport
 import Testing
 
 #if canImport(Darwin)
@@ -14,45 +14,32 @@ private struct ThreadMark: Equatable, @unchecked Sendable {
   static func == (lhs: ThreadMark, rhs: ThreadMark) -> Bool { pthread_equal(lhs.raw, rhs.raw) != 0 }
 }
 
-/// A box for a value handed between threads that are ordered by semaphores.
+/// A box for a value handed between threads that are ordered by gates.
 private final class Shared<Value>: @unchecked Sendable {
   var value: Value
   init(_ value: Value) { self.value = value }
-}
-
-private func waitOrFail(_ semaphore: DispatchSemaphore, _ what: Comment) {
-  let result = semaphore.wait(timeout: .now() + 20)
-  #expect(result == .success, what)
 }
 
 @Suite("Observable across threads")
 struct ObservableConcurrencyTests {
   @Test func aSetFromAnotherThreadDuringARoundIsStoredQueuedAndDeliveredByTheDeliveringThread() {
     let observable = Observable(0)
-    let inRound = DispatchSemaphore(value: 0)
-    let release = DispatchSemaphore(value: 0)
-    let finished = DispatchSemaphore(value: 0)
-    let deliveries = EventLog<(Int, ThreadMark)>()
+    let round = Gate("the first round")
+    let deliveries = RecordingLog<(Int, ThreadMark)>()
     let deliveringThread = Shared<ThreadMark?>(nil)
     let token = observable.observe { value, _ in
       deliveries.append((value, ThreadMark()))
-      if value == 1 {
-        inRound.signal()
-        release.wait()
-      }
+      if value == 1 { round.block() }
     }
-    DispatchQueue.global().async {
+    round.runOnAnotherThread {
       deliveringThread.value = ThreadMark()
       observable.value = 1
-      finished.signal()
+    } whileBlocked: {
+      // The delivering thread is blocked inside its callback; this set must not wait for it.
+      observable.value = 2
+      #expect(observable.value == 2)
+      #expect(deliveries.events.map(\.0) == [1])
     }
-    waitOrFail(inRound, "the first round started")
-    // The delivering thread is blocked inside its callback; this set must not wait for it.
-    observable.value = 2
-    #expect(observable.value == 2)
-    #expect(deliveries.events.map(\.0) == [1])
-    release.signal()
-    waitOrFail(finished, "the delivering thread finished")
     #expect(deliveries.events.map(\.0) == [1, 2])
     #expect(deliveries.events.allSatisfy { $0.1 == deliveringThread.value })
     withExtendedLifetime(token) {}
@@ -60,78 +47,60 @@ struct ObservableConcurrencyTests {
 
   @Test func aRegistrationDuringAnotherThreadsRoundGetsItsInitialValueSynchronouslyAndFirst() {
     let observable = Observable(0)
-    let inRound = DispatchSemaphore(value: 0)
-    let release = DispatchSemaphore(value: 0)
-    let finished = DispatchSemaphore(value: 0)
+    let round = Gate("the first round")
     let token = observable.observe { value, _ in
-      if value == 1 {
-        inRound.signal()
-        release.wait()
-      }
+      if value == 1 { round.block() }
     }
-    DispatchQueue.global().async {
+    let late = RecordingLog<Call>()
+    let lateToken = round.runOnAnotherThread {
       observable.value = 1
-      finished.signal()
+    } whileBlocked: {
+      observable.value = 2
+      let lateToken = observable.observe(options: [.initial, .new]) { value, option in
+        late.append(Call("late", ObservableOptionsName(option), value))
+      }
+      // Synchronously, although another thread is in the middle of a round.
+      #expect(late.events == [Call("late", .initial, 2)])
+      observable.value = 3
+      return lateToken
     }
-    waitOrFail(inRound, "the first round started")
-    observable.value = 2
-    let late = EventLog<Call>()
-    let lateToken = observable.observe(options: [.initial, .new]) { value, option in
-      late.append(Call("late", ObservableOptionsName(option), value))
-    }
-    // Synchronously, although another thread is in the middle of a round.
-    #expect(late.events == [Call("late", .initial, 2)])
-    observable.value = 3
-    release.signal()
-    waitOrFail(finished, "the delivering thread finished")
     #expect(late.events == [Call("late", .initial, 2), Call("late", .new, 3)])
     withExtendedLifetime((token, lateToken)) {}
   }
 
   @Test func theDeliveringThreadNeverWaitsForARegistrationStillInItsInitialCallback() {
     let observable = Observable(0)
-    let (inRound, releaseRound) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-    let (inInitial, releaseInitial) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-    let (setterDone, registrarDone) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-    let first = EventLog<(Int, ThreadMark)>()
-    let late = EventLog<(Call, ThreadMark)>()
+    let round = Gate("round 1")
+    let initial = Gate("the late registration's .initial")
+    let first = RecordingLog<(Int, ThreadMark)>()
+    let late = RecordingLog<(Call, ThreadMark)>()
     let registrar = Shared<ThreadMark?>(nil)
     let lateToken = Shared<ObservationToken?>(nil)
     let token = observable.observe { value, _ in
       first.append((value, ThreadMark()))
-      if value == 1 {
-        inRound.signal()
-        releaseRound.wait()
-      }
+      if value == 1 { round.block() }
     }
-    DispatchQueue.global().async {
-      observable.value = 1
-      setterDone.signal()
-    }
-    waitOrFail(inRound, "round 1 started")
+    let setter = runInBackground { observable.value = 1 }
+    round.waitUntilBlocked()
     observable.value = 2  // queued behind round 1
-    DispatchQueue.global().async {
+    let registering = runInBackground {
       registrar.value = ThreadMark()
       lateToken.value = observable.observe(options: [.initial, .new]) { value, option in
         late.append((Call("late", ObservableOptionsName(option), value), ThreadMark()))
-        if option == .initial {
-          inInitial.signal()
-          releaseInitial.wait()
-        }
+        if option == .initial { initial.block() }
       }
-      registrarDone.signal()
     }
-    waitOrFail(inInitial, "the late registration's .initial started")
+    initial.waitUntilBlocked()
     observable.value = 3  // queued behind the late registration
-    releaseRound.signal()
+    round.open()
     // The setter delivers rounds 1, 2 and 3 without waiting for the registration whose .initial
     // is still running; round 3 is kept for that registration, and nobody hands the role over.
-    waitOrFail(setterDone, "the first setter returned while .initial was still running")
+    setter.waitUntilFinished("the first setter, while .initial was still running,")
     #expect(first.events.map(\.0) == [1, 2, 3])
     #expect(first.events.allSatisfy { $0.1 != registrar.value })
     #expect(late.events.map(\.0) == [Call("late", .initial, 2)])
-    releaseInitial.signal()
-    waitOrFail(registrarDone, "the registering thread finished")
+    initial.open()
+    registering.waitUntilFinished("the registering thread")
     // Nobody was delivering when .initial returned, so the registering thread caught its own
     // registration up, before any later round.
     #expect(late.events.map(\.0) == [Call("late", .initial, 2), Call("late", .new, 3)])
@@ -143,27 +112,19 @@ struct ObservableConcurrencyTests {
 
   @Test func aRemovalFromAnotherThreadDuringARoundStopsDeliveryByTheNextRound() {
     let observable = Observable(0)
-    let inRound = DispatchSemaphore(value: 0)
-    let release = DispatchSemaphore(value: 0)
-    let finished = DispatchSemaphore(value: 0)
+    let round = Gate("the first round")
     let owner = Owner()
-    let later = EventLog<Int>()
+    let later = RecordingLog<Int>()
     let token = observable.observe { value, _ in
-      if value == 1 {
-        inRound.signal()
-        release.wait()
-      }
+      if value == 1 { round.block() }
     }
     observable.addObserver(owner) { value, _ in later.append(value) }
-    DispatchQueue.global().async {
+    round.runOnAnotherThread {
       observable.value = 1
-      finished.signal()
+    } whileBlocked: {
+      observable.removeObserver(owner)
+      observable.value = 2
     }
-    waitOrFail(inRound, "the first round started")
-    observable.removeObserver(owner)
-    observable.value = 2
-    release.signal()
-    waitOrFail(finished, "the delivering thread finished")
     #expect(!later.events.contains(2))
     #expect(observable.observerCount == 1)
     withExtendedLifetime(token) {}
@@ -204,7 +165,7 @@ struct ObservableConcurrencyTests {
 
   @Test func registrationsMadeWhileOtherThreadsSetSeeAGaplessIncreasingSequence() async {
     let observable = Observable(0)
-    let logs = EventLog<EventLog<Int>>()
+    let logs = RecordingLog<RecordingLog<Int>>()
     let setters = 2
     let sets = 3_000
     await withTaskGroup(of: Void.self) { group in
@@ -217,7 +178,7 @@ struct ObservableConcurrencyTests {
       group.addTask {
         for round in 0..<300 {
           let owner = Owner()
-          let log = EventLog<Int>()
+          let log = RecordingLog<Int>()
           logs.append(log)
           observable.addObserver(owner, options: [.initial, .new]) { value, _ in log.append(value) }
           if round.isMultiple(of: 2) { observable.removeObserver(owner) }
@@ -227,7 +188,7 @@ struct ObservableConcurrencyTests {
       group.addTask {
         let bag = ObservationBag()
         for round in 0..<300 {
-          let log = EventLog<Int>()
+          let log = RecordingLog<Int>()
           logs.append(log)
           let token = observable.observe(options: [.initial, .new]) { value, _ in log.append(value)
           }
@@ -247,7 +208,7 @@ struct ObservableConcurrencyTests {
   @Test func concurrentReadsSetsAndCountsAreSafe() async {
     let observable = Observable("start")
     let owner = Owner()
-    let count = EventLog<String>()
+    let count = RecordingLog<String>()
     observable.addObserver(owner) { value, _ in count.append(value) }
     await withTaskGroup(of: Void.self) { group in
       for thread in 0..<3 {

@@ -1,5 +1,6 @@
 import PropertyObservation
 import PropertyObservationTesting
+import TestSupport
 import Testing
 
 /// Registers an owner-based observer that appends every callback to `log` under `name`.
@@ -7,7 +8,7 @@ private func watch(
   _ observable: ReadOnlyObservable<Int>,
   _ owner: AnyObject,
   _ name: String,
-  _ log: EventLog<Call>,
+  _ log: RecordingLog<Call>,
   removeIfExists: Bool = true,
   options: ObservableOptions = [.new],
   then reaction: @escaping (Int, ObservableOptions) -> Void = { _, _ in }
@@ -24,7 +25,7 @@ struct ObservableTests {
 
   @Test func initialIsDeliveredBeforeAddObserverReturnsWithTheCurrentValue() {
     let observable = Observable(7)
-    let log = EventLog<Call>()
+    let log = RecordingLog<Call>()
     let owner = Owner()
     watch(observable, owner, "a", log, options: [.initial, .new])
     #expect(log.events == [Call("a", .initial, 7)])
@@ -34,7 +35,7 @@ struct ObservableTests {
 
   @Test func initialOnlyRegistrationIsCalledOnceAndNotKept() {
     let observable = Observable(1)
-    let log = EventLog<Call>()
+    let log = RecordingLog<Call>()
     let owner = Owner()
     watch(observable, owner, "a", log, options: [.initial])
     observable.value = 2
@@ -77,7 +78,7 @@ struct ObservableTests {
 
   @Test func reAddingAnOwnerReplacesItsRegistrationAndMovesItToTheEnd() {
     let observable = Observable(0)
-    let log = EventLog<Call>()
+    let log = RecordingLog<Call>()
     let (a, b) = (Owner(), Owner())
     watch(observable, a, "a1", log)
     watch(observable, b, "b", log)
@@ -89,7 +90,7 @@ struct ObservableTests {
 
   @Test func addingWithoutRemoveIfExistsKeepsBothRegistrations() {
     let observable = Observable(0)
-    let log = EventLog<Call>()
+    let log = RecordingLog<Call>()
     let a = Owner()
     watch(observable, a, "a1", log)
     watch(observable, a, "a2", log, removeIfExists: false)
@@ -103,7 +104,7 @@ struct ObservableTests {
 
   @Test func everySetNotifiesEvenWhenTheValueIsUnchanged() {
     let observable = Observable(5)
-    let log = EventLog<Call>()
+    let log = RecordingLog<Call>()
     let owner = Owner()
     watch(observable, owner, "a", log)
     observable.value = 5
@@ -115,7 +116,7 @@ struct ObservableTests {
 
   @Test func anObserverWhoseOwnerIsGoneIsNeverCalledAndIsPruned() {
     let observable = Observable(0)
-    let log = EventLog<Call>()
+    let log = RecordingLog<Call>()
     weak var weakOwner: Owner?
     do {
       let owner = Owner()
@@ -149,7 +150,7 @@ struct ObservableTests {
 
   @Test func anOwnerDeallocatedMidRoundIsNotCalledForTheRestOfIt() {
     let observable = Observable(0)
-    let log = EventLog<Call>()
+    let log = RecordingLog<Call>()
     let first = Owner()
     var later: Owner? = Owner()
     watch(observable, first, "first", log) { _, _ in later = nil }
@@ -163,7 +164,7 @@ struct ObservableTests {
 
   @Test func aSetInsideACallbackIsDeliveredAfterTheCurrentRound() {
     let observable = Observable(0)
-    let log = EventLog<Call>()
+    let log = RecordingLog<Call>()
     let (a, b) = (Owner(), Owner())
     watch(observable, a, "a", log, options: [.old, .new]) { value, option in
       if option == .new && value == 1 { observable.value = 2 }
@@ -180,7 +181,7 @@ struct ObservableTests {
 
   @Test func nestedSetsFromSeveralObserversAreDeliveredInTheOrderTheyWereMade() {
     let observable = Observable(0)
-    let log = EventLog<Call>()
+    let log = RecordingLog<Call>()
     let (a, b, c) = (Owner(), Owner(), Owner())
     watch(observable, a, "a", log) { value, _ in if value == 1 { observable.value = 10 } }
     watch(observable, b, "b", log) { value, _ in if value == 1 { observable.value = 20 } }
@@ -209,7 +210,7 @@ struct ObservableTests {
 
   @Test func anObserverCanRemoveItselfMidRound() {
     let observable = Observable(0)
-    let log = EventLog<Call>()
+    let log = RecordingLog<Call>()
     let (a, b) = (Owner(), Owner())
     watch(observable, a, "a", log, options: [.old, .new]) { _, _ in observable.removeObserver(a) }
     watch(observable, b, "b", log, options: [.old, .new])
@@ -224,7 +225,7 @@ struct ObservableTests {
 
   @Test func aLaterObserverRemovedMidRoundIsNotCalledForTheRestOfIt() {
     let observable = Observable(0)
-    let log = EventLog<Call>()
+    let log = RecordingLog<Call>()
     let (a, b, c) = (Owner(), Owner(), Owner())
     watch(observable, a, "a", log) { _, _ in observable.removeObserver(b) }
     watch(observable, b, "b", log)
@@ -236,7 +237,7 @@ struct ObservableTests {
 
   @Test func anObserverAddedDuringARoundGetsItsInitialValueButNotThatRound() {
     let observable = Observable(0)
-    let log = EventLog<Call>()
+    let log = RecordingLog<Call>()
     let (a, late) = (Owner(), Owner())
     watch(observable, a, "a", log) { value, _ in
       if value == 1 { watch(observable, late, "late", log, options: [.initial, .new]) }
@@ -252,7 +253,7 @@ struct ObservableTests {
 
   @Test func anObserverAddedAfterANestedSetSeesOnlyChangesMadeAfterIt() {
     let observable = Observable(0)
-    let log = EventLog<Call>()
+    let log = RecordingLog<Call>()
     let (a, late) = (Owner(), Owner())
     watch(observable, a, "a", log) { value, _ in
       guard value == 1 else { return }
@@ -268,7 +269,7 @@ struct ObservableTests {
 
   @Test func reAddingDuringARoundMovesTheRegistrationBehindTheCurrentRound() {
     let observable = Observable(0)
-    let log = EventLog<Call>()
+    let log = RecordingLog<Call>()
     let (a, b) = (Owner(), Owner())
     watch(observable, a, "a", log) { value, _ in
       if value == 1 { watch(observable, b, "b2", log) }
@@ -281,7 +282,7 @@ struct ObservableTests {
 
   @Test func initialCallbackMaySetTheValueAndTheChangeIsDeliveredAfterIt() {
     let observable = Observable(0)
-    let log = EventLog<Call>()
+    let log = RecordingLog<Call>()
     let (a, b) = (Owner(), Owner())
     watch(observable, a, "a", log)
     watch(observable, b, "b", log, options: [.initial, .new]) { value, option in
@@ -294,7 +295,7 @@ struct ObservableTests {
 
   @Test func removingAnOwnerThatWasNeverAddedDoesNothing() {
     let observable = Observable(0)
-    let log = EventLog<Call>()
+    let log = RecordingLog<Call>()
     let (a, stranger) = (Owner(), Owner())
     watch(observable, a, "a", log)
     observable.removeObserver(stranger)
@@ -304,7 +305,7 @@ struct ObservableTests {
 
   @Test func anEmptyOptionSetIsAcceptedAndNeverCalled() {
     let observable = Observable(0)
-    let log = EventLog<Call>()
+    let log = RecordingLog<Call>()
     let a = Owner()
     watch(observable, a, "a", log, options: [])
     observable.value = 1

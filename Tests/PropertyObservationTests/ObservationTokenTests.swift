@@ -1,12 +1,13 @@
 import PropertyObservation
 import PropertyObservationTesting
+import TestSupport
 import Testing
 
 @Suite("Tokens, bags and the other ways to observe")
 struct ObservationTokenTests {
   @Test func aTokenRegistrationRunsUntilTheTokenIsCancelled() {
     let observable = Observable(0)
-    let log = EventLog<Call>()
+    let log = RecordingLog<Call>()
     let token = observable.observe(options: [.initial, .old, .new]) { value, option in
       log.append(Call("t", ObservableOptionsName(option), value))
     }
@@ -20,7 +21,7 @@ struct ObservationTokenTests {
 
   @Test func releasingTheTokenEndsTheRegistration() {
     let observable = Observable(0)
-    let log = EventLog<Call>()
+    let log = RecordingLog<Call>()
     do {
       let token = observable.observe { value, _ in log.append(Call("t", .new, value)) }
       observable.value = 1
@@ -63,7 +64,7 @@ struct ObservationTokenTests {
 
   @Test func aTokenCancelledMidRoundIsNotCalledForTheRestOfIt() {
     let observable = Observable(0)
-    let log = EventLog<Call>()
+    let log = RecordingLog<Call>()
     var later: ObservationToken?
     let first = observable.observe { value, _ in
       log.append(Call("first", .new, value))
@@ -125,7 +126,7 @@ struct ObservationTokenTests {
 
   @Test func aBagEndsEveryRegistrationItHolds() {
     let observable = Observable(0)
-    let log = EventLog<Call>()
+    let log = RecordingLog<Call>()
     let bag = ObservationBag()
     observable.observe { value, _ in log.append(Call("a", .new, value)) }.store(in: bag)
     observable.observe { value, _ in log.append(Call("b", .new, value)) }.store(in: bag)
@@ -139,7 +140,7 @@ struct ObservationTokenTests {
 
   @Test func releasingABagEndsItsRegistrations() {
     let observable = Observable(0)
-    let log = EventLog<Call>()
+    let log = RecordingLog<Call>()
     do {
       let bag = ObservationBag()
       observable.observe { value, _ in log.append(Call("a", .new, value)) }.store(in: bag)

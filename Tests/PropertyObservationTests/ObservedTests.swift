@@ -1,5 +1,6 @@
 import Foundation
 import PropertyObservation
+import TestSupport
 import Testing
 
 /// A model class written the drop-in way: synthesized `Codable`, observable properties.
@@ -31,7 +32,7 @@ struct ObservedTests {
 
   @Test func settingThePropertyNotifiesObserversInOrder() {
     let player = Player()
-    let log = BindingLog<String>()
+    let log = RecordingLog<String>()
     let token = player.$name.observe(options: [.initial, .new]) { name, _ in log.append(name) }
     player.name = "Ada"
     player.name += "!"

@@ -1,4 +1,5 @@
 import PropertyObservation
+import TestSupport
 import Testing
 
 /// A value that is deliberately not `Equatable`, so the loop guard cannot rely on comparing.
@@ -13,7 +14,7 @@ struct TwoWayBindingTests {
     let field = Observable(Draft(text: ""))
     let breaker = EchoLoopBreaker()
     breaker.watch(model, field)
-    let log = BindingLog<String>()
+    let log = RecordingLog<String>()
     let modelToken = model.observe { draft, _ in log.append("model \(draft.text)") }
     let fieldToken = field.observe { draft, _ in log.append("field \(draft.text)") }
 
@@ -28,7 +29,7 @@ struct TwoWayBindingTests {
     let field = Observable(Draft(text: ""))
     let breaker = EchoLoopBreaker()
     breaker.watch(model, field)
-    let log = BindingLog<String>()
+    let log = RecordingLog<String>()
     let modelToken = model.observe { draft, _ in log.append("model \(draft.text)") }
     let fieldToken = field.observe { draft, _ in log.append("field \(draft.text)") }
     let binding = model.bindBidirectionally(to: field)
@@ -53,7 +54,7 @@ struct TwoWayBindingTests {
     let breaker = EchoLoopBreaker()
     breaker.watch(model, field)
     let binding = model.bindBidirectionally(to: field)
-    let log = BindingLog<String>()
+    let log = RecordingLog<String>()
     let modelToken = model.observe { draft, _ in log.append("model \(draft.text)") }
     let fieldToken = field.observe { draft, _ in log.append("field \(draft.text)") }
 
@@ -67,7 +68,7 @@ struct TwoWayBindingTests {
     let field = Observable("same")
     let breaker = EchoLoopBreaker()
     breaker.watch(model, field)
-    let log = BindingLog<String>()
+    let log = RecordingLog<String>()
     let fieldToken = field.observe { text, _ in log.append("field \(text)") }
     let modelToken = model.observe { text, _ in log.append("model \(text)") }
 
@@ -85,7 +86,7 @@ struct TwoWayBindingTests {
     let field = Observable(Draft(text: ""))
     let breaker = EchoLoopBreaker()
     breaker.watch(model, field)
-    let log = BindingLog<String>()
+    let log = RecordingLog<String>()
     let normaliser = model.observe { draft, _ in
       let trimmed = String(draft.text.filter { $0 != " " })
       if trimmed != draft.text { model.value = Draft(text: trimmed) }
@@ -158,7 +159,7 @@ struct TwoWayBindingTests {
     let breaker = EchoLoopBreaker()
     breaker.watch(model, field)
     let binding = model.bindBidirectionally(to: field)
-    let modelLog = BindingLog<Int>()
+    let modelLog = RecordingLog<Int>()
     let modelToken = model.observe { value, _ in modelLog.append(value) }
     runConcurrently(4) { _ in
       for _ in 0..<200 { field.update { $0 += 1 } }

@@ -32,6 +32,9 @@ public final class PropertyBinding {
   /// The observable the binding's registration lives in. Weak: a binding never keeps a model's
   /// observable alive (its registration keeps a derived one). Written only in `init`.
   private weak var source: (any RegistrationRemoving)?
+  /// Set by `unbind()`, guarded by the binding's lock stripe: a binding replaced by another
+  /// thread before its registration was made removes that registration itself.
+  private var isEnded = false
 
   /// - Parameters:
   ///   - source: The observable whose registration this binding identifies.
@@ -47,10 +50,21 @@ public final class PropertyBinding {
   /// nothing. Called from another thread while the source is delivering a change, that change
   /// may still be applied; no later one is.
   public func unbind() {
+    let lock = LockStripes.lock(for: self)
+    lock.withLock { isEnded = true }
     BindingRegistry.shared.remove(self)
+    source?.removeRegistration(identifiedBy: self)
+  }
+
+  /// Called once the binding's registration exists: if `unbind()` ran before that (another
+  /// thread rebound the pair meanwhile), the registration it could not find is removed now.
+  func registrationDidStart() {
+    let lock = LockStripes.lock(for: self)
+    guard lock.withLock({ isEnded }) else { return }
     source?.removeRegistration(identifiedBy: self)
   }
 }
 
-// `key` is immutable and `source` is written only in `init`; a weak load is atomic.
+// `key` is immutable, `source` is written only in `init` (a weak load is atomic), and `isEnded`
+// is guarded by the binding's lock stripe.
 extension PropertyBinding: @unchecked Sendable {}

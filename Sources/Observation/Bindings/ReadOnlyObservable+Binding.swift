@@ -132,6 +132,7 @@ extension ReadOnlyObservable {
       replacing: false,
       initial: callback
     )
+    binding.registrationDidStart()
     return binding
   }
 }

@@ -15,7 +15,9 @@
 /// It is a plain pointer so that it can live inside the types that use it without another object;
 /// its owner calls ``deallocate()`` exactly once, from `deinit`. It is not recursive: code that
 /// holds it never calls user code, so nothing can re-enter it on the same thread.
-struct Lock: @unchecked Sendable {
+///
+/// It is `package` so that PropertyObservationTesting locks with it instead of keeping a copy.
+package struct Lock: @unchecked Sendable {
   #if canImport(Darwin)
     private typealias Primitive = os_unfair_lock
   #else
@@ -24,7 +26,7 @@ struct Lock: @unchecked Sendable {
 
   private let primitive: UnsafeMutablePointer<Primitive>
 
-  init() {
+  package init() {
     primitive = .allocate(capacity: 1)
     #if canImport(Darwin)
       primitive.initialize(to: os_unfair_lock())
@@ -44,7 +46,7 @@ struct Lock: @unchecked Sendable {
     #endif
   }
 
-  func deallocate() {
+  package func deallocate() {
     #if !canImport(Darwin)
       pthread_mutex_destroy(primitive)
     #endif
@@ -52,7 +54,7 @@ struct Lock: @unchecked Sendable {
     primitive.deallocate()
   }
 
-  func lock() {
+  package func lock() {
     #if canImport(Darwin)
       os_unfair_lock_lock(primitive)
     #else
@@ -63,7 +65,7 @@ struct Lock: @unchecked Sendable {
     #endif
   }
 
-  func unlock() {
+  package func unlock() {
     #if DEBUG
       HeldLocks.count -= 1
     #endif
@@ -84,7 +86,7 @@ struct Lock: @unchecked Sendable {
     #endif
   }
 
-  func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+  package func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
     lock()
     defer { unlock() }
     return try body()

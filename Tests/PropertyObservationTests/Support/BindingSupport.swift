@@ -1,41 +1,9 @@
-import Dispatch
 import PropertyObservation
-
-#if canImport(Darwin)
-  import Darwin
-#elseif canImport(Glibc)
-  import Glibc
-#endif
-
-/// A thread-safe, ordered log of events, for asserting whole sequences.
-final class BindingLog<Event>: @unchecked Sendable {
-  private var mutex = pthread_mutex_t()
-  private var storage: [Event] = []
-
-  init() {
-    pthread_mutex_init(&mutex, nil)
-  }
-
-  deinit {
-    pthread_mutex_destroy(&mutex)
-  }
-
-  func append(_ event: Event) {
-    pthread_mutex_lock(&mutex)
-    storage.append(event)
-    pthread_mutex_unlock(&mutex)
-  }
-
-  var events: [Event] {
-    pthread_mutex_lock(&mutex)
-    defer { pthread_mutex_unlock(&mutex) }
-    return storage
-  }
-}
+import TestSupport
 
 /// A stand-in for a label: a plain class with a settable text that logs every set.
 final class FakeLabel {
-  let log = BindingLog<String>()
+  let log = RecordingLog<String>()
   var text: String? {
     didSet { log.append(text ?? "nil") }
   }
@@ -43,7 +11,7 @@ final class FakeLabel {
 
 /// A stand-in for a reused table cell with two bindable properties.
 final class FakeCell {
-  let log = BindingLog<String>()
+  let log = RecordingLog<String>()
   var title = "" {
     didSet { log.append("title=\(title)") }
   }
@@ -63,26 +31,10 @@ final class FakeModel {
   }
 }
 
-/// Runs `body` on `count` threads at once, released together by a gate, and waits for all.
-func runConcurrently(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-  let group = DispatchGroup()
-  let gate = DispatchSemaphore(value: 0)
-  for index in 0..<count {
-    group.enter()
-    DispatchQueue.global().async {
-      gate.wait()
-      body(index)
-      group.leave()
-    }
-  }
-  for _ in 0..<count { gate.signal() }
-  group.wait()
-}
-
 /// Stops the test process with a clear message when two observables set each other endlessly,
 /// so that a broken loop guard fails its test instead of hanging the run.
 final class EchoLoopBreaker {
-  private let rounds = BindingLog<Int>()
+  private let rounds = RecordingLog<Int>()
 
   /// Counts the rounds of `observables`, holding neither them nor anything they hold.
   func watch<Value>(_ observables: Observable<Value>...) {

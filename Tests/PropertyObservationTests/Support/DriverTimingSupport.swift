@@ -1,4 +1,5 @@
 import PropertyObservation
+import TestSupport
 
 /// A value and the virtual time, in milliseconds, at which it reached a subscriber.
 struct Arrival<Value: Equatable & Sendable>: Equatable, Sendable, CustomStringConvertible {
@@ -21,7 +22,8 @@ struct Arrival<Value: Equatable & Sendable>: Equatable, Sendable, CustomStringCo
 extension Driver where Value: Equatable & Sendable {
   /// Subscribes on the manual main queue, so the replay arrives at once, and logs each value with
   /// the virtual time it arrived at.
-  func record(on main: ManualScheduler, into log: DriverLog<Arrival<Value>>) -> ObservationToken {
+  func record(on main: ManualScheduler, into log: RecordingLog<Arrival<Value>>) -> ObservationToken
+  {
     main.runOnMain {
       drive { log.append(Arrival($0, time: main.elapsedTime)) }
     }

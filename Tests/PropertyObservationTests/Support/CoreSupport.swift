@@ -1,29 +1,3 @@
-import Foundation
-
-/// A thread-safe, ordered log of test events.
-final class EventLog<Event>: @unchecked Sendable {
-  private let lock = NSLock()
-  private var storage: [Event] = []
-
-  func append(_ event: Event) {
-    lock.lock()
-    storage.append(event)
-    lock.unlock()
-  }
-
-  var events: [Event] {
-    lock.lock()
-    defer { lock.unlock() }
-    return storage
-  }
-
-  func removeAll() {
-    lock.lock()
-    storage.removeAll()
-    lock.unlock()
-  }
-}
-
 /// One callback as the core suites record it: who was called, with which option and value.
 struct Call: Equatable, CustomStringConvertible {
   let observer: String

@@ -1,0 +1,78 @@
+package import Dispatch
+
+/// Work running on another thread, which the test waits for with a deadline.
+///
+/// Tests that need a second thread (a setter racing a round, a producer feeding a consumer) used
+/// to signal a semaphore at the end of the work and wait for it without a timeout; if the work
+/// never ended, neither did the run. Waiting here fails the test instead.
+package final class BackgroundRun: Sendable {
+  private let finished = DispatchSemaphore(value: 0)
+
+  fileprivate init(on queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) {
+    queue.async { [finished] in
+      body()
+      finished.signal()
+    }
+  }
+
+  /// Blocks until the work has returned, or records a failure naming `what` after `timeout`
+  /// seconds.
+  ///
+  /// - Returns: Whether the work returned in time.
+  @discardableResult
+  package func waitUntilFinished(
+    _ what: String = "the work on another thread",
+    timeout: Double = testTimeout,
+    fileID: String = #fileID,
+    filePath: StaticString = #filePath,
+    line: UInt = #line,
+    column: UInt = #column
+  ) -> Bool {
+    guard finished.wait(timeout: .now() + timeout) == .timedOut else { return true }
+    recordFailure(
+      "\(what) did not finish within \(timeout) s", fileID: fileID, filePath: filePath,
+      line: line, column: column)
+    return false
+  }
+}
+
+/// Starts `body` on `queue` (a global queue by default, so on another thread than the caller's)
+/// and returns at once; wait for it with ``BackgroundRun/waitUntilFinished(_:timeout:fileID:filePath:line:column:)``.
+package func runInBackground(
+  on queue: DispatchQueue = .global(),
+  _ body: @escaping @Sendable () -> Void
+) -> BackgroundRun {
+  BackgroundRun(on: queue, body)
+}
+
+/// Runs `body(index)` for each index below `count`, on that many threads released together, and
+/// waits for all of them, recording a failure if they have not finished within `timeout` seconds.
+///
+/// The stress tests start their threads at one gate so that the bodies overlap as much as they
+/// can, rather than the first finishing before the last starts.
+package func runConcurrently(
+  _ count: Int,
+  timeout: Double = testTimeout,
+  fileID: String = #fileID,
+  filePath: StaticString = #filePath,
+  line: UInt = #line,
+  column: UInt = #column,
+  _ body: @escaping @Sendable (Int) -> Void
+) {
+  let group = DispatchGroup()
+  let start = DispatchSemaphore(value: 0)
+  for index in 0..<count {
+    group.enter()
+    DispatchQueue.global().async {
+      // Released at once below; the deadline only keeps a starved thread from waiting forever.
+      _ = start.wait(timeout: .now() + timeout)
+      body(index)
+      group.leave()
+    }
+  }
+  for _ in 0..<count { start.signal() }
+  guard group.wait(timeout: .now() + timeout) == .timedOut else { return }
+  recordFailure(
+    "\(count) concurrent bodies did not finish within \(timeout) s", fileID: fileID,
+    filePath: filePath, line: line, column: column)
+}
