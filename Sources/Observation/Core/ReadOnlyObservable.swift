@@ -1,3 +1,5 @@
+import Dispatch
+
 /// A value that can be read and observed but not set: the common base of ``Observable`` and of
 /// every derived observable (`map(_:)`, `removeDuplicates()`, `combineLatest(_:_:)`).
 ///
@@ -21,7 +23,8 @@ public class ReadOnlyObservable<Value> {
 
   /// Work that arrives while a round is running, applied in arrival order between rounds.
   private enum PendingEvent {
-    case change(old: Value, new: Value)
+    /// A stored change and the thread that delivers it (`nil`: whoever holds the role).
+    case change(old: Value, new: Value, setter: ThreadID?)
     case add(Entry)
     /// A registration whose `.initial` runs on another thread (see ``DeliveryState``).
     case gated(Gate<Value>)
@@ -51,6 +54,9 @@ public class ReadOnlyObservable<Value> {
   /// open ones wait to be caught up.
   @exclusivity(unchecked) private var reachedGates: [Gate<Value>] = []
   @exclusivity(unchecked) private var needsCompaction = false
+  /// Setters from other threads waiting for their turn, and how many changes are queued.
+  @exclusivity(unchecked) private var waiters: [TurnWaiter] = []
+  @exclusivity(unchecked) private var queuedChanges = 0
   @exclusivity(unchecked) private var tracer: Tracer?
 
   init(initialValue: Value) {
@@ -175,14 +181,21 @@ public class ReadOnlyObservable<Value> {
     let oldValue = storage
     storage = newValue
     version &+= 1
-    switch state.set(on: .current) {
+    let thread = ThreadID.current
+    switch state.set(on: thread) {
     case .enqueue:
-      enqueueChange(old: oldValue, new: newValue)
+      enqueueChange(old: oldValue, new: newValue, setter: thread)
       lock.unlock()
+    case .enqueueAndWait:
+      enqueueChange(old: oldValue, new: newValue, setter: thread)
+      let waiter = TurnWaiter(thread: thread)
+      waiters.append(waiter)
+      lock.unlock()
+      if waitForTurn(waiter) { drain() }
     case .deliver:
       if hasBoundaryWork {
         // Gated registrations wait for this round too: let the queue carry it.
-        enqueueChange(old: oldValue, new: newValue)
+        enqueueChange(old: oldValue, new: newValue, setter: thread)
         lock.unlock()
       } else {
         let tracer = tracer
@@ -337,9 +350,16 @@ public class ReadOnlyObservable<Value> {
         lock.lock()
         continue
       }
-      guard let event = pending.popFirst() else { break }
+      guard let event = pending.first else { break }
+      if case .change(_, _, let setter?) = event, setter != thread {
+        // Another thread made this change and waits to deliver it: hand the role over.
+        guard handOver(to: setter, released: &released) else { return }
+        continue
+      }
+      _ = pending.popFirst()
       switch event {
-      case .change(let oldValue, let newValue):
+      case .change(let oldValue, let newValue, _):
+        queuedChanges -= 1
         for gate in reachedGates where !gate.isOpen { gate.miss(old: oldValue, new: newValue) }
         let tracer = tracer
         lock.unlock()
@@ -502,8 +522,79 @@ public class ReadOnlyObservable<Value> {
   }
 
   @inline(never)
-  private func enqueueChange(old oldValue: Value, new newValue: Value) {
-    enqueue(.change(old: oldValue, new: newValue))
+  private func enqueueChange(old oldValue: Value, new newValue: Value, setter: ThreadID) {
+    enqueue(.change(old: oldValue, new: newValue, setter: setter))
+    queuedChanges += 1
+  }
+
+  // MARK: - Turns
+
+  /// How long a setter waits for its turn before leaving its change to the deliverer.
+  private static var turnTimeout: DispatchTimeInterval { .milliseconds(100) }
+
+  /// How many changes may wait before a setter keeps waiting instead of leaving its change.
+  private static var queuedChangeLimit: Int { 1024 }
+
+  /// Entered by the deliverer with the lock held when the head of the queue is `setter`'s
+  /// change. Hands the role over and wakes `setter`; if this thread still has changes of its own
+  /// further back, it waits for its turn. Returns with the lock held if this thread is the
+  /// deliverer again, or `false` with it released.
+  private func handOver(to setter: ThreadID, released: inout [Callback]) -> Bool {
+    let thread = ThreadID.current
+    state.handOver(from: thread, to: setter)
+    guard let index = waiters.firstIndex(where: { $0.thread == setter }) else {
+      preconditionFailure("A queued change belongs to \(setter), which is not waiting.")
+    }
+    let next = waiters.remove(at: index)
+    var ownChangeIsQueued = false
+    pending.forEach { event in
+      if case .change(_, _, thread?) = event { ownChangeIsQueued = true }
+    }
+    let waiter = ownChangeIsQueued ? TurnWaiter(thread: thread) : nil
+    if let waiter { waiters.append(waiter) }
+    lock.unlock()
+    Lock.assertNotHeld()
+    released = []
+    next.semaphore.signal()
+    guard let waiter, waitForTurn(waiter) else { return false }
+    lock.lock()
+    return true
+  }
+
+  /// Waits, without the lock, until a deliverer hands this thread the role; returns `true` then.
+  /// If no turn comes in time and the queue has room, the thread's queued changes are left to
+  /// whoever delivers and it returns `false`: waiting longer could deadlock when a callback on the
+  /// delivering thread is itself waiting for this thread.
+  private func waitForTurn(_ waiter: TurnWaiter) -> Bool {
+    while true {
+      if waiter.semaphore.wait(timeout: .now() + Self.turnTimeout) == .success { return true }
+      lock.lock()
+      if state.isDeliverer(waiter.thread) {
+        lock.unlock()
+        return true
+      }
+      if queuedChanges < Self.queuedChangeLimit {
+        waiters.removeAll { $0 === waiter }
+        pending.updateEach { event in
+          guard case .change(let oldValue, let newValue, waiter.thread?) = event else { return event }
+          return .change(old: oldValue, new: newValue, setter: nil)
+        }
+        lock.unlock()
+        return false
+      }
+      lock.unlock()
+    }
+  }
+}
+
+/// A setter waiting for its turn to deliver its change; the deliverer signals it when handing
+/// over the role.
+private final class TurnWaiter {
+  let thread: ThreadID
+  let semaphore = DispatchSemaphore(value: 0)
+
+  init(thread: ThreadID) {
+    self.thread = thread
   }
 }
 

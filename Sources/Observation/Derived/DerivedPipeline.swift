@@ -15,7 +15,7 @@
 /// them.
 final class DerivedPipeline<Event, Output> {
   private let lock = Lock()
-  private var events: [Event] = []  // guarded by `lock`
+  private var events = WorkQueue<Event>()  // guarded by `lock`
   /// Whether `events` is non-empty. Checked instead of `events` because this code runs
   /// unspecialized, where any use of the generic array costs a metadata look-up per change.
   private var hasEvents = false  // guarded by `lock`
@@ -70,7 +70,7 @@ final class DerivedPipeline<Event, Output> {
     lock.lock()
     defer { lock.unlock() }
     guard hasEvents else { return nil }
-    let event = events.removeFirst()
+    let event = events.popFirst()
     hasEvents = !events.isEmpty
     return event
   }

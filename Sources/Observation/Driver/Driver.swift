@@ -297,7 +297,10 @@ public final class Driver<Value> {
       return
     }
     sequence &+= 1
+    // The values this replaces are released after unlocking: a value's deinit is user code.
+    let previous = latest
     latest = value
+    var replaced: Item?
     var ended: [Subscription] = []
     if targetOwnedCount > 0 {
       for subscription in subscriptions where subscription.hasLostTarget {
@@ -309,19 +312,21 @@ public final class Driver<Value> {
       let item = Item.broadcast(sequence: sequence, value: value)
       switch policy {
       case .everyValue: drainNow = lane.submit(item)
-      case .coalescing: drainNow = lane.submit(item, merging: Self.mergeBroadcasts)
+      case .coalescing:
+        drainNow = lane.submit(item, merging: Self.isMergeable, replaced: &replaced)
       }
     }
     // Most changes end no subscription; skip building a release for them.
     let released = ended.isEmpty ? nil : end(ended)
     lock.unlock()
+    withExtendedLifetime((previous, replaced)) {}
     if let released { released.finish() }
     if drainNow { lane.drain() }
   }
 
-  private static func mergeBroadcasts(_ waiting: inout Item, _ new: Item) -> Bool {
+  /// Whether a new broadcast replaces the waiting one (coalescing): replays are never merged.
+  private static func isMergeable(_ waiting: Item, _ new: Item) -> Bool {
     guard case .broadcast = waiting, case .broadcast = new else { return false }
-    waiting = new
     return true
   }
 

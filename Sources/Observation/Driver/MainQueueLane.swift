@@ -1,3 +1,5 @@
+import Dispatch
+
 /// A serial line of work items delivered on a ``MainScheduler``'s main queue, in order.
 ///
 /// The rule that keeps order (the pending counter of RxSwift's MainScheduler and ReactiveSwift's
@@ -8,20 +10,24 @@
 /// background thread queued earlier, and a value sent from inside a delivery (re-entrantly) is
 /// delivered after the current one, never nested inside it.
 ///
-/// A turn delivers only the items queued when it starts and then schedules another turn for the
-/// rest, so a fast producer cannot starve the main queue.
+/// A turn delivers only the items queued when it starts, and at most a frame's worth of them
+/// (``frameBudgetNanoseconds``): then it schedules another turn for the rest, so neither a fast
+/// producer nor a backlog of a million values can hold the main queue for longer than a frame.
 ///
-/// Thread-safe. ``submit(_:merging:)`` may be called under the caller's own lock: it never runs
-/// user code, it only reports whether the caller must call ``drain()`` once it has unlocked.
+/// Thread-safe. ``submit(_:merging:replaced:)`` may be called under the caller's own lock: it
+/// never runs user code or releases an item, it only reports whether the caller must call
+/// ``drain()`` once it has unlocked.
 final class MainQueueLane<Item>: @unchecked Sendable {
   let scheduler: MainScheduler
   private let deliver: (Item) -> Void
   private let lock = Lock()
-  @exclusivity(unchecked) private var items: [Item] = []
-  @exclusivity(unchecked) private var head = 0
+  @exclusivity(unchecked) private var items = WorkQueue<Item>()
   /// Set while a thread on the main queue delivers or a turn is scheduled for the lane.
   @exclusivity(unchecked) private var isBusy = false
   @exclusivity(unchecked) private var hops = 0
+
+  /// How long one main-queue turn may deliver before it yields: half a 60 Hz frame.
+  static var frameBudgetNanoseconds: UInt64 { 8_000_000 }
 
   /// - Parameters:
   ///   - scheduler: Where items are delivered.
@@ -41,14 +47,21 @@ final class MainQueueLane<Item>: @unchecked Sendable {
   }
 
   /// Queues `item`. If `merging` returns `true` for the last waiting item, the item is taken as
-  /// merged into it instead (the coalescing policy).
+  /// merged into it instead (the coalescing policy), and the item it replaced goes to
+  /// `replaced`, for the caller to release after unlocking.
   ///
   /// - Returns: `true` when the caller is on the main queue and the lane was idle: it must then
   ///   call ``drain()`` (after releasing its own lock) to deliver the item at once.
-  func submit(_ item: Item, merging: ((inout Item, Item) -> Bool)? = nil) -> Bool {
+  func submit(
+    _ item: Item,
+    merging: ((Item, Item) -> Bool)? = nil,
+    replaced: inout Item?
+  ) -> Bool {
     lock.lock()
     defer { lock.unlock() }
-    if let merging, head < items.count, merging(&items[items.count - 1], item) {
+    if let merging, let last = items.last, merging(last, item) {
+      replaced = last
+      items.last = item
       return false
     }
     items.append(item)
@@ -59,33 +72,39 @@ final class MainQueueLane<Item>: @unchecked Sendable {
     return false
   }
 
+  /// Queues `item`, like ``submit(_:merging:replaced:)`` without merging.
+  func submit(_ item: Item) -> Bool {
+    var none: Item?
+    return submit(item, replaced: &none)
+  }
+
   /// Delivers the waiting items; called by the thread that took the lane in
-  /// ``submit(_:merging:)``, or by a scheduled turn.
+  /// ``submit(_:merging:replaced:)``, or by a scheduled turn.
   func drain() {
+    let start = DispatchTime.now().uptimeNanoseconds
     lock.lock()
-    var budget = items.count - head
+    var budget = items.count
     while true {
-      while budget > 0 {
-        let item = items[head]
-        head += 1
+      while budget > 0, let item = items.popFirst() {
         budget -= 1
         lock.unlock()
         deliver(item)
         lock.lock()
+        if !scheduler.runsInline,
+          DispatchTime.now().uptimeNanoseconds &- start > Self.frameBudgetNanoseconds
+        {
+          break
+        }
       }
-      if head == items.count {
-        items.removeAll(keepingCapacity: items.count < 64)
-        head = 0
+      if items.isEmpty {
         isBusy = false
         lock.unlock()
         return
       }
       if scheduler.runsInline {
-        budget = items.count - head
+        budget = items.count
         continue
       }
-      items.removeFirst(head)
-      head = 0
       scheduleTurn()
       lock.unlock()
       return

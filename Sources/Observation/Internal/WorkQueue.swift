@@ -53,6 +53,11 @@ struct WorkQueue<Element> {
     }
   }
 
+  /// Calls `body` with each waiting element, oldest first.
+  func forEach(_ body: (Element) -> Void) {
+    for index in head..<elements.count { body(elements[index]) }
+  }
+
   /// Replaces each waiting element with what `transform` returns for it (for cancelling queued
   /// work in place, keeping the order of the rest).
   mutating func updateEach(_ transform: (Element) -> Element) {

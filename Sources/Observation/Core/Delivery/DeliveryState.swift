@@ -7,8 +7,13 @@
 ///
 /// The rules:
 /// - One thread at a time is the *deliverer*. A set that finds the observable idle makes its
-///   thread the deliverer; a set made while a round runs is queued and delivered by the
-///   deliverer, in arrival order.
+///   thread the deliverer. Changes are delivered in the order they were stored, each by the
+///   thread that made it: a set inside a callback is queued and delivered by the deliverer (its
+///   own thread) after the current round; a set from another thread while a round runs is
+///   stored, queued, and its thread waits for its turn, which the deliverer hands over when that
+///   change reaches the head of the queue. So no thread delivers an unbounded stream of other
+///   threads' changes. A waiting setter that gets no turn within a short time (a callback may be
+///   waiting for that very thread) leaves its change to whoever delivers and returns.
 /// - Registrations made during a round are queued too, so a round's list never changes under
 ///   it. A registration with `.initial` from the delivering thread gets `.initial` at once; from
 ///   another thread it gets `.initial` at once as well, on its own thread, and is *gated*: the
@@ -32,8 +37,11 @@ struct DeliveryState: Equatable {
   enum SetAction: Equatable {
     /// The setting thread is now the deliverer: run the round, then drain the queue.
     case deliver
-    /// A round is running: queue the change for the deliverer.
+    /// This thread is delivering (a set inside a callback): queue the change; the thread
+    /// delivers it after the current round, before its outermost set returns.
     case enqueue
+    /// Another thread is delivering: queue the change and wait for the turn to deliver it.
+    case enqueueAndWait
   }
 
   mutating func set(on thread: ThreadID) -> SetAction {
@@ -41,9 +49,22 @@ struct DeliveryState: Equatable {
     case .idle:
       role = .delivering(thread)
       return .deliver
-    case .delivering:
-      return .enqueue
+    case .delivering(let deliverer):
+      return deliverer == thread ? .enqueue : .enqueueAndWait
     }
+  }
+
+  /// The deliverer reached a change that `next` made and is waiting to deliver: the role moves
+  /// to `next` now, even before it wakes up.
+  mutating func handOver(from thread: ThreadID, to next: ThreadID) {
+    requireDeliverer(thread)
+    precondition(next != thread, "A deliverer handed the turn to itself.")
+    role = .delivering(next)
+  }
+
+  /// Whether `thread` holds the role (a waiting setter checks this when its wait times out).
+  func isDeliverer(_ thread: ThreadID) -> Bool {
+    role == .delivering(thread)
   }
 
   enum RegistrationAction: Equatable {
