@@ -8,7 +8,7 @@ package import PropertyObservation
 /// alive. `created` lets the test keep a weak reference to watch that lifetime.
 package func makeDerivedChain<Value, Result: Equatable>(
   from source: ReadOnlyObservable<Value>,
-  transform: @escaping (Value) -> Result,
+  transform: @escaping @Sendable (Value) -> Result,
   created: (ReadOnlyObservable<Result>) -> Void
 ) -> ReadOnlyObservable<Result> {
   let chain = source.map(transform).removeDuplicates()

@@ -47,9 +47,12 @@ extension ReadOnlyObservable {
   @discardableResult
   public func bind<Target: AnyObject>(
     to target: Target,
-    _ keyPath: ReferenceWritableKeyPath<Target, Value>
+    _ keyPath: ReferenceWritableKeyPath<Target, Value>,
+    isolation: isolated (any Actor)? = #isolation
   ) -> PropertyBinding {
-    installBinding(target, keyPath) { target, value in target[keyPath: keyPath] = value }
+    installBinding(target, keyPath, isolation: CallbackIsolation(isolation)) { target, value in
+      target[keyPath: keyPath] = value
+    }
   }
 
   /// Writes the current value to the optional property `target[keyPath: keyPath]` at once, then
@@ -71,9 +74,12 @@ extension ReadOnlyObservable {
   @discardableResult
   public func bind<Target: AnyObject>(
     to target: Target,
-    _ keyPath: ReferenceWritableKeyPath<Target, Value?>
+    _ keyPath: ReferenceWritableKeyPath<Target, Value?>,
+    isolation: isolated (any Actor)? = #isolation
   ) -> PropertyBinding {
-    installBinding(target, keyPath) { target, value in target[keyPath: keyPath] = value }
+    installBinding(target, keyPath, isolation: CallbackIsolation(isolation)) { target, value in
+      target[keyPath: keyPath] = value
+    }
   }
 
   /// Sets `other`'s value to this observable's value at once, then to every change, for as long
@@ -100,7 +106,8 @@ extension ReadOnlyObservable {
   @discardableResult
   public func bind(to other: Observable<Value>) -> PropertyBinding {
     precondition(other !== self, "An observable cannot be bound to itself.")
-    return bind(to: other, \.value)
+    // Another observable is thread-safe: write to it on the delivering thread.
+    return bind(to: other, \.value, isolation: nil)
   }
 
   /// Replaces the binding of (`target`, `keyPath`) with one from this observable that calls
@@ -108,6 +115,7 @@ extension ReadOnlyObservable {
   private func installBinding<Target: AnyObject>(
     _ target: Target,
     _ keyPath: AnyKeyPath,
+    isolation: CallbackIsolation,
     apply: @escaping (Target, Value) -> Void
   ) -> PropertyBinding {
     let binding = PropertyBinding(
@@ -122,13 +130,27 @@ extension ReadOnlyObservable {
     // `Observable` is owned by its model and is not kept. The cycle through a derived source's
     // own list ends when the entry does.
     let chain: ReadOnlyObservable<Value>? = self is Observable<Value> ? nil : self
-    let callback: Callback = { [unowned(unsafe) target] value, _ in
-      // The delivery loop holds the target strongly around the call (it loads the weak owner
-      // once), so the unowned(unsafe) capture is never dangling here.
-      withExtendedLifetime((binding, chain)) { apply(target, value) }
+    let callback: Callback
+    if case .delivering = isolation {
+      callback = { [unowned(unsafe) target] value, _ in
+        // The delivery loop holds the target strongly around the call (it loads the weak
+        // owner once), so the unowned(unsafe) capture is never dangling here.
+        withExtendedLifetime((binding, chain)) { apply(target, value) }
+      }
+    } else {
+      // The write may wait for the target's actor, after the delivery loop let go of it.
+      callback = { [weak target] value, _ in
+        guard let target else { return }
+        withExtendedLifetime((binding, chain)) { apply(target, value) }
+      }
     }
     register(
-      Entry(owner: target, handle: binding, options: [.initial, .new], callback: callback),
+      Entry(
+        owner: target,
+        handle: binding,
+        options: [.initial, .new],
+        callback: isolation.confine(callback, owner: target)
+      ),
       replacing: false,
       initial: callback
     )

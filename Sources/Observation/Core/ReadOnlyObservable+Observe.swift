@@ -19,11 +19,16 @@ extension ReadOnlyObservable {
   ///   discarding the result ends it at once.
   public func observe(
     options: ObservableOptions = [.new],
+    isolation: isolated (any Actor)? = #isolation,
     _ closure: @escaping (Value, ObservableOptions) -> Void
   ) -> ObservationToken {
     let token = ObservationToken(source: self)
     register(
-      Entry(token: token, options: options, callback: closure),
+      Entry(
+        token: token,
+        options: options,
+        callback: CallbackIsolation(isolation).confine(closure, owner: nil)
+      ),
       replacing: false,
       initial: options.contains(.initial) ? closure : nil
     )
@@ -51,13 +56,30 @@ extension ReadOnlyObservable {
   public func observe<Owner: AnyObject>(
     with owner: Owner,
     options: ObservableOptions = [.new],
+    isolation: isolated (any Actor)? = #isolation,
     _ handler: @escaping (Owner, Value) -> Void
   ) {
-    // The delivery loop holds a strong reference to the owner around every call (it loads the
-    // weak reference once), so an unowned(unsafe) capture costs nothing and is never dangling.
-    let callback: Callback = { [unowned(unsafe) owner] value, _ in handler(owner, value) }
+    let isolation = CallbackIsolation(isolation)
+    let callback: Callback
+    if case .delivering = isolation {
+      // The delivery loop holds a strong reference to the owner around every call (it loads
+      // the weak reference once), so an unowned(unsafe) capture costs nothing and is never
+      // dangling.
+      callback = { [unowned(unsafe) owner] value, _ in handler(owner, value) }
+    } else {
+      // The call may wait for another executor, after the delivery loop let go of the owner.
+      callback = { [weak owner] value, _ in
+        guard let owner else { return }
+        handler(owner, value)
+      }
+    }
     register(
-      Entry(owner: owner, kind: .owned, options: options, callback: callback),
+      Entry(
+        owner: owner,
+        kind: .owned,
+        options: options,
+        callback: isolation.confine(callback, owner: owner)
+      ),
       replacing: false,
       initial: options.contains(.initial) ? callback : nil
     )
@@ -78,12 +100,13 @@ extension ReadOnlyObservable {
   /// - Parameter handler: Receives each change, on the delivering thread.
   /// - Returns: The token that owns the registration.
   public func observeChanges(
+    isolation: isolated (any Actor)? = #isolation,
     _ handler: @escaping (ObservedChange<Value>) -> Void
   ) -> ObservationToken {
     // Rounds never overlap, so the `.old` half of a round always directly precedes its `.new`
     // half for this registration; the box carries it across.
     let previous = PreviousValue<Value>()
-    return observe(options: [.old, .new]) { value, option in
+    return observe(options: [.old, .new], isolation: isolation) { value, option in
       if option == .old {
         previous.value = value
       } else if let oldValue = previous.value {

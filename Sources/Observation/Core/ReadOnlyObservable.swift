@@ -110,10 +110,15 @@ public class ReadOnlyObservable<Value> {
     _ observer: AnyObject,
     removeIfExists: Bool = true,
     options: ObservableOptions = [.new],
+    isolation: isolated (any Actor)? = #isolation,
     closure: @escaping (Value, ObservableOptions) -> Void
   ) {
     register(
-      Entry(owner: observer, options: options, callback: closure),
+      Entry(
+        owner: observer,
+        options: options,
+        callback: CallbackIsolation(isolation).confine(closure, owner: observer)
+      ),
       replacing: removeIfExists,
       initial: options.contains(.initial) ? closure : nil
     )
@@ -576,7 +581,9 @@ public class ReadOnlyObservable<Value> {
       if queuedChanges < Self.queuedChangeLimit {
         waiters.removeAll { $0 === waiter }
         pending.updateEach { event in
-          guard case .change(let oldValue, let newValue, waiter.thread?) = event else { return event }
+          guard case .change(let oldValue, let newValue, waiter.thread?) = event else {
+            return event
+          }
           return .change(old: oldValue, new: newValue, setter: nil)
         }
         lock.unlock()

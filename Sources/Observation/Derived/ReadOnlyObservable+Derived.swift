@@ -36,7 +36,9 @@ extension ReadOnlyObservable {
   /// - Parameter transform: Computes the derived value. It may read other observables; it
   ///   should not set this one.
   /// - Returns: A read-only observable of the transformed value.
-  public func map<Result>(_ transform: @escaping (Value) -> Result) -> ReadOnlyObservable<Result> {
+  public func map<Result>(_ transform: @escaping @Sendable (Value) -> Result) -> ReadOnlyObservable<
+    Result
+  > {
     let pipeline = DerivedPipeline<Value, Result>(reduce: transform)
     return DerivedObservable.make(pipeline: pipeline) {
       [feed(pipeline) { $0 }]
@@ -62,7 +64,7 @@ extension ReadOnlyObservable {
   ///   upstream change, never concurrently with itself.
   /// - Returns: A read-only observable without consecutive duplicates.
   public func removeDuplicates(
-    by isDuplicate: @escaping (Value, Value) -> Bool
+    by isDuplicate: @escaping @Sendable (Value, Value) -> Bool
   ) -> ReadOnlyObservable<Value> {
     let last = LastValue<Value>()
     let pipeline = DerivedPipeline<Value, Value> { value in

@@ -21,7 +21,7 @@ final class FakeCell {
 }
 
 /// A model the cells show.
-final class FakeModel {
+final class FakeModel: Sendable {
   let title: Observable<String>
   let progress: Observable<Int>
 

@@ -3,12 +3,15 @@ import Dispatch
 /// A serial line of work items delivered on a ``MainScheduler``'s main queue, in order.
 ///
 /// The rule that keeps order (the pending counter of RxSwift's MainScheduler and ReactiveSwift's
-/// UIScheduler, kept per lane): an item is delivered at once only when the caller is on the main
-/// queue and the lane is idle, with nothing queued and nothing being delivered. Otherwise it
-/// joins the queue and the thread that holds the lane, or one main-queue turn scheduled for it,
-/// delivers it after the items before it. So a value set on the main queue never overtakes one a
-/// background thread queued earlier, and a value sent from inside a delivery (re-entrantly) is
-/// delivered after the current one, never nested inside it.
+/// UIScheduler, kept per lane): an item submitted elsewhere than on the main queue joins the
+/// queue, and one main-queue turn scheduled for the lane delivers it; at most one turn is
+/// outstanding per lane. An item submitted on the main queue while the lane is idle is delivered
+/// at once. While the lane is delivering (a submission from inside a delivery, re-entrantly) it
+/// is delivered after the current one, never nested inside it. While a turn is scheduled, it
+/// waits for that turn (a Driver's lane) or, with `deliversBacklogInline`, the main queue
+/// delivers the backlog and the item at once, in order, and the turn finds the work done (a
+/// main-actor observer's lane, so that a set on the main thread is delivered before it returns).
+/// Either way a value set on the main queue never overtakes one queued earlier.
 ///
 /// A turn delivers only the items queued when it starts, and at most a frame's worth of them
 /// (``frameBudgetNanoseconds``): then it schedules another turn for the rest, so neither a fast
@@ -22,8 +25,11 @@ final class MainQueueLane<Item>: @unchecked Sendable {
   private let deliver: (Item) -> Void
   private let lock = Lock()
   @exclusivity(unchecked) private var items = WorkQueue<Item>()
-  /// Set while a thread on the main queue delivers or a turn is scheduled for the lane.
-  @exclusivity(unchecked) private var isBusy = false
+  /// Set while a main-queue turn is scheduled for the lane.
+  @exclusivity(unchecked) private var isScheduled = false
+  /// Set while the main queue delivers the lane's items.
+  @exclusivity(unchecked) private var isDraining = false
+  private let deliversBacklogInline: Bool
   @exclusivity(unchecked) private var hops = 0
 
   /// How long one main-queue turn may deliver before it yields: half a 60 Hz frame.
@@ -31,9 +37,16 @@ final class MainQueueLane<Item>: @unchecked Sendable {
 
   /// - Parameters:
   ///   - scheduler: Where items are delivered.
+  ///   - deliversBacklogInline: Whether a submission on the main queue delivers a backlog that
+  ///     waits for a scheduled turn at once (see the type's discussion).
   ///   - deliver: Called with each item on the scheduler's main queue, one at a time, in order.
-  init(scheduler: MainScheduler, deliver: @escaping (Item) -> Void) {
+  init(
+    scheduler: MainScheduler,
+    deliversBacklogInline: Bool = false,
+    deliver: @escaping (Item) -> Void
+  ) {
     self.scheduler = scheduler
+    self.deliversBacklogInline = deliversBacklogInline
     self.deliver = deliver
   }
 
@@ -65,10 +78,12 @@ final class MainQueueLane<Item>: @unchecked Sendable {
       return false
     }
     items.append(item)
-    if isBusy { return false }
-    isBusy = true
-    if scheduler.isCurrent { return true }
-    scheduleTurn()
+    if isDraining || (isScheduled && !deliversBacklogInline) { return false }
+    if scheduler.isCurrent {
+      isDraining = true
+      return true
+    }
+    if !isScheduled { scheduleTurn() }
     return false
   }
 
@@ -78,8 +93,8 @@ final class MainQueueLane<Item>: @unchecked Sendable {
     return submit(item, replaced: &none)
   }
 
-  /// Delivers the waiting items; called by the thread that took the lane in
-  /// ``submit(_:merging:replaced:)``, or by a scheduled turn.
+  /// Delivers the waiting items; called on the main queue by the thread that took the lane in
+  /// ``submit(_:merging:replaced:)``.
   func drain() {
     let start = DispatchTime.now().uptimeNanoseconds
     lock.lock()
@@ -97,7 +112,7 @@ final class MainQueueLane<Item>: @unchecked Sendable {
         }
       }
       if items.isEmpty {
-        isBusy = false
+        isDraining = false
         lock.unlock()
         return
       }
@@ -105,10 +120,25 @@ final class MainQueueLane<Item>: @unchecked Sendable {
         budget = items.count
         continue
       }
-      scheduleTurn()
+      isDraining = false
+      if !isScheduled { scheduleTurn() }
       lock.unlock()
       return
     }
+  }
+
+  /// A scheduled main-queue turn: delivers what is waiting, unless the main queue is already
+  /// delivering this lane (the turn came while an inline delivery ran) or did so meanwhile.
+  private func runTurn() {
+    lock.lock()
+    isScheduled = false
+    guard !isDraining, !items.isEmpty else {
+      lock.unlock()
+      return
+    }
+    isDraining = true
+    lock.unlock()
+    drain()
   }
 
   /// Lock held. Never called for `.immediate`, whose `enqueue` would run the turn right here
@@ -116,6 +146,7 @@ final class MainQueueLane<Item>: @unchecked Sendable {
   /// inline instead.
   private func scheduleTurn() {
     hops += 1
-    scheduler.enqueue { self.drain() }
+    isScheduled = true
+    scheduler.enqueue { self.runTurn() }
   }
 }

@@ -1,0 +1,93 @@
+/// Where a registered callback runs: the isolation of the code that registered it.
+///
+/// Captured at registration through an `isolation: isolated (any Actor)? = #isolation`
+/// parameter, so that a closure written in a `@MainActor` view controller is only ever called on
+/// the main actor, a closure written in an actor only on that actor, and a nonisolated closure on
+/// the delivering thread, as before. See the Threading article for the rules.
+enum CallbackIsolation {
+  /// Registered from nonisolated code: called on the thread that delivers the round.
+  case delivering
+  /// Registered from the main actor: called synchronously when the round runs on the main
+  /// queue, otherwise through a lane that hops to the main queue in order.
+  case mainActor
+  /// Registered from another actor: called on that actor, in order, after the round.
+  case actor(any Actor)
+
+  init(_ isolation: (any Actor)?) {
+    guard let isolation else {
+      self = .delivering
+      return
+    }
+    if isolation === MainActor.shared {
+      self = .mainActor
+    } else {
+      self = .actor(isolation)
+    }
+  }
+
+  /// A callback that runs `callback` in this isolation, to be stored in an observable's list and
+  /// called by whichever thread delivers.
+  ///
+  /// The closure's own type says nothing about its isolation (the registering call's `isolated`
+  /// parameter did), so it must never run outside it: the main-actor and actor forms only call
+  /// it on their executor. A call that waits in a lane is dropped if `owner` has died meanwhile,
+  /// or if the registration ended and released the returned closure.
+  func confine<Value>(
+    _ callback: @escaping (Value, ObservableOptions) -> Void,
+    owner: AnyObject?
+  ) -> (Value, ObservableOptions) -> Void {
+    switch self {
+    case .delivering:
+      return callback
+    case .mainActor:
+      let target = ConfinedCallback(callback, owner: owner)
+      let lane = MainQueueLane<Call<Value>>(
+        scheduler: MainScheduler.current,
+        deliversBacklogInline: true
+      ) { [weak target] call in
+        target?.run(call)
+      }
+      return { value, option in
+        withExtendedLifetime(target) {
+          if lane.submit(Call(value: value, option: option)) { lane.drain() }
+        }
+      }
+    case .actor(let actor):
+      let target = ConfinedCallback(callback, owner: owner)
+      let lane = ActorLane<Call<Value>>(actor: actor) { [weak target] call in
+        target?.run(call)
+      }
+      return { value, option in
+        withExtendedLifetime(target) { lane.submit(Call(value: value, option: option)) }
+      }
+    }
+  }
+}
+
+/// One call waiting in a lane.
+struct Call<Value> {
+  let value: Value
+  let option: ObservableOptions
+}
+
+/// The user's callback behind a lane, which holds it weakly: once the registration releases its
+/// closure (it ended), calls still waiting in the lane find nothing to run.
+private final class ConfinedCallback<Value> {
+  private let callback: (Value, ObservableOptions) -> Void
+  private weak var owner: AnyObject?
+  private let hasOwner: Bool
+
+  init(_ callback: @escaping (Value, ObservableOptions) -> Void, owner: AnyObject?) {
+    self.callback = callback
+    self.owner = owner
+    self.hasOwner = owner != nil
+  }
+
+  func run(_ call: Call<Value>) {
+    guard hasOwner else { return callback(call.value, call.option) }
+    // A dead owner is never called, not even for a call that was waiting when it died.
+    guard let owner else { return }
+    callback(call.value, call.option)
+    withExtendedLifetime(owner) {}
+  }
+}
