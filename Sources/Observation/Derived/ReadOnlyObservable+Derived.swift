@@ -66,6 +66,12 @@ extension ReadOnlyObservable {
   public func removeDuplicates(
     by isDuplicate: @escaping @Sendable (Value, Value) -> Bool
   ) -> ReadOnlyObservable<Value> {
+    removingDuplicates(by: isDuplicate)
+  }
+
+  fileprivate func removingDuplicates(
+    by isDuplicate: @escaping (Value, Value) -> Bool
+  ) -> ReadOnlyObservable<Value> {
     let last = LastValue<Value>()
     let pipeline = DerivedPipeline<Value, Value> { value in
       if let previous = last.value, isDuplicate(previous, value) { return nil }
@@ -166,6 +172,8 @@ extension ReadOnlyObservable where Value: Equatable {
   ///
   /// - Returns: A read-only observable without consecutive duplicates.
   public func removeDuplicates() -> ReadOnlyObservable<Value> {
-    removeDuplicates(by: ==)
+    // Not through the public `@Sendable` form: the comparison runs where the pipeline runs,
+    // like the user's, and `==` needs no sending.
+    removingDuplicates(by: ==)
   }
 }

@@ -1,0 +1,160 @@
+import Dispatch
+import PropertyObservation
+import TestSupport
+import Testing
+
+/// Whether the caller runs on the main queue, told by a key set on it (`Thread.isMainThread` is
+/// wrong under Swift Testing on Linux, where the main queue is served by another thread).
+private enum MainQueueMark {
+  static let key: DispatchSpecificKey<UInt8> = {
+    let key = DispatchSpecificKey<UInt8>()
+    DispatchQueue.main.setSpecific(key: key, value: 1)
+    return key
+  }()
+
+  static var isCurrent: Bool { DispatchQueue.getSpecific(key: key) != nil }
+}
+
+/// A model a `@MainActor` view controller observes; `Sendable` because its observables are
+/// `let`s.
+private final class Model: Sendable {
+  let name = Observable("")
+}
+
+/// A view controller's state: main-actor isolated, like UIKit's.
+@MainActor
+private final class ViewController {
+  var text = ""
+  var label = Label()
+  var calls: [(value: String, onMain: Bool)] = []
+  var ownerCalls: [String] = []
+
+  func attach(_ model: Model) {
+    model.name.addObserver(self) { name, _ in
+      self.text = name
+      self.calls.append((name, MainQueueMark.isCurrent))
+    }
+    model.name.observe(with: self) { controller, name in controller.ownerCalls.append(name) }
+    model.name.bind(to: label, \.text)
+  }
+}
+
+@MainActor
+private final class Label {
+  var text = ""
+}
+
+private actor Counter {
+  var values: [Int] = []
+
+  func attach(to source: Observable<Int>) -> ObservationToken {
+    source.observe { value, _ in
+      // Actor-isolated state, touched synchronously: this closure runs on the actor.
+      self.values.append(value)
+    }
+  }
+
+  var count: Int { values.count }
+}
+
+/// Issue 11: a callback runs in the isolation it was written in.
+@Suite("Callback isolation")
+struct IsolationTests {
+  @MainActor
+  @Test func aMainActorObserverSeesEveryBackgroundSetOnTheMainQueueInOrder() async {
+    let model = Model()
+    let controller = ViewController()
+    controller.attach(model)
+    let setter = runInBackground {
+      for step in 1...2_000 { model.name.value = "\(step)" }
+    }
+    // Suspending lets the main queue run the hops.
+    while controller.calls.count < 2_000 {
+      await Task.yield()
+      try? await Task.sleep(nanoseconds: 1_000_000)
+    }
+    #expect(setter.waitUntilFinished("the background setter"))
+    #expect(controller.calls.map(\.value) == (1...2_000).map { "\($0)" })
+    #expect(controller.calls.allSatisfy { $0.onMain })
+    #expect(controller.ownerCalls == (1...2_000).map { "\($0)" })
+    #expect(controller.label.text == "2000")
+    #expect(controller.text == "2000")
+    // A set on the main actor is delivered before it returns.
+    model.name.value = "main"
+    #expect(controller.text == "main")
+    #expect(controller.label.text == "main")
+    #expect(controller.ownerCalls.last == "main")
+  }
+
+  @MainActor
+  @Test func aMainActorTestCanCaptureALocalLogAndAssertRightAfterASet() {
+    let source = Observable(0)
+    var log: [Int] = []
+    let token = source.observe(options: [.initial, .new]) { value, _ in log.append(value) }
+    source.value = 1
+    source.value = 2
+    #expect(log == [0, 1, 2])
+    withExtendedLifetime(token) {}
+  }
+
+  @Test func aNonisolatedObserverRunsSynchronouslyOnTheDeliveringThread() {
+    let source = Observable(0)
+    let log = RecordingLog<Int>()
+    let token = source.observe { @Sendable value, _ in log.append(value) }
+    runInBackground { source.value = 1 }.waitUntilFinished("the setter")
+    // Delivered inside the set, so it is there as soon as the setter returned.
+    #expect(log.events == [1])
+    withExtendedLifetime(token) {}
+  }
+
+  @Test func anActorObserverRunsOnItsActorInOrder() async {
+    let source = Observable(0)
+    let counter = Counter()
+    let token = await counter.attach(to: source)
+    runInBackground {
+      for value in 1...500 { source.value = value }
+    }.waitUntilFinished("the setter")
+    while await counter.count < 500 {
+      try? await Task.sleep(nanoseconds: 1_000_000)
+    }
+    #expect(await counter.values == Array(1...500))
+    withExtendedLifetime(token) {}
+  }
+
+  @MainActor
+  @Test func aMainActorObserverWhoseTokenIsCancelledGetsNoWaitingCall() async {
+    let source = Observable(0)
+    var log: [Int] = []
+    let token = source.observe { value, _ in log.append(value) }
+    runInBackground { source.value = 1 }.waitUntilFinished("the setter")
+    // The hop for 1 waits for the main queue; cancelling on the main actor drops it.
+    token.cancel()
+    for _ in 0..<20 { await Task.yield() }
+    try? await Task.sleep(nanoseconds: 20_000_000)
+    #expect(log.isEmpty)
+  }
+
+  @MainActor
+  @Test func aNonisolatedObserverRunsInTheRoundAndAMainActorOneAfterItWhenABackgroundThreadSets()
+    async
+  {
+    // The documented interleaving: on a background set, nonisolated callbacks run inside the
+    // round on the setting thread; main-actor callbacks run later, on the main queue, in order.
+    let source = Observable(0)
+    let order = RecordingLog<String>()
+    // Registered from the main actor, a callback runs there unless the registration says
+    // otherwise: `isolation: nil` asks for the delivering thread (and so a `@Sendable` closure).
+    let background = source.observe(isolation: nil) { @Sendable value, _ in
+      order.append("nonisolated \(value)")
+    }
+    let main = source.observe { value, _ in order.append("main \(value)") }
+    runInBackground {
+      source.value = 1
+      order.append("set returned")
+    }.waitUntilFinished("the setter")
+    #expect(order.events == ["nonisolated 1", "set returned"])
+    #expect(await order.waitForCount(3))
+    #expect(order.events == ["nonisolated 1", "set returned", "main 1"])
+    withExtendedLifetime((background, main)) {}
+  }
+}
