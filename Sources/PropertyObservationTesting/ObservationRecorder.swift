@@ -231,9 +231,10 @@ public final class ObservationRecorder {
   /// ```swift
   /// @Test func driverDeliversOnMain() async {
   ///   let recorder = ObservationRecorder()
-  ///   driver.drive(recorder.sink("driver"))
+  ///   let token = driver.drive(recorder.sink("driver"))
   ///   model.value = 2
   ///   #expect(await recorder.waitForEvents(count: 2))
+  ///   token.cancel()
   /// }
   /// ```
   ///

@@ -3,7 +3,7 @@
 /// Produced by ``ReadOnlyObservable/trace(as:_:)`` after each round, on the delivering thread.
 /// Its ``description`` reads like a log line:
 ///
-/// ```
+/// ```text
 /// user.name: Madeline → Amelia (2 callbacks, 1 pruned)
 /// ```
 public struct RoundTrace: Sendable, Hashable, CustomStringConvertible {

@@ -164,7 +164,7 @@ extension ReadOnlyObservable where Value: Equatable {
   ///
   /// ```swift
   /// let title = model.title.removeDuplicates()
-  /// title.observe(options: [.initial, .new]) { title, _ in print(title) }
+  /// let token = title.observe(options: [.initial, .new]) { title, _ in print(title) }
   /// model.title.value = "Home"  // prints "Home" only if it was not "Home" already
   /// ```
   ///

@@ -4,9 +4,9 @@
 /// Create a binder once per property you want to feed, and bind observables or drivers to it:
 ///
 /// ```swift
-/// extension Label {
+/// extension Spinner {
 ///   var isHiddenBinder: Binder<Bool> {
-///     Binder(self) { label, isHidden in label.isHidden = isHidden }
+///     Binder(self) { spinner, isHidden in spinner.isHidden = isHidden }
 ///   }
 /// }
 ///

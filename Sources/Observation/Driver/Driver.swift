@@ -5,7 +5,7 @@
 /// Create one with ``ReadOnlyObservable/asDriver(policy:scheduler:)`` and drive views with it:
 ///
 /// ```swift
-/// final class DownloadViewController {
+/// @MainActor final class DownloadViewController {
 ///   let titleLabel = Label()
 ///   let progressView = ProgressView()
 ///   private var tokens = Set<ObservationToken>()
