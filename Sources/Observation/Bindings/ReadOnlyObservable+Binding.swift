@@ -43,6 +43,8 @@ extension ReadOnlyObservable {
   /// - Parameters:
   ///   - target: The object to write to, held weakly.
   ///   - keyPath: The property to write.
+  ///   - isolation: Where the property is written: by default the isolation of the calling
+  ///     code, so a binding made on the main actor writes on the main actor. See the Threading article.
   /// - Returns: A handle that can end the binding early.
   @discardableResult
   public func bind<Target: AnyObject>(
@@ -70,6 +72,8 @@ extension ReadOnlyObservable {
   /// - Parameters:
   ///   - target: The object to write to, held weakly.
   ///   - keyPath: The optional property to write.
+  ///   - isolation: Where the property is written: by default the isolation of the calling
+  ///     code, so a binding made on the main actor writes on the main actor. See the Threading article.
   /// - Returns: A handle that can end the binding early.
   @discardableResult
   public func bind<Target: AnyObject>(

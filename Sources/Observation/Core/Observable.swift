@@ -16,7 +16,7 @@
 /// user.name.value = "Amelia"
 /// ```
 ///
-/// Code without an owner object uses ``ReadOnlyObservable/observe(options:_:)``, which returns an
+/// Code without an owner object uses ``ReadOnlyObservable/observe(options:isolation:_:)``, which returns an
 /// ``ObservationToken`` that owns the registration.
 ///
 /// ## Ordering

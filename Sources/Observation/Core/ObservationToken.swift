@@ -1,4 +1,4 @@
-/// Owns a registration made with ``ReadOnlyObservable/observe(options:_:)``: the registration
+/// Owns a registration made with ``ReadOnlyObservable/observe(options:isolation:_:)``: the registration
 /// ends when the token is cancelled or released.
 ///
 /// Keep the token as long as you want callbacks, typically in a property or an

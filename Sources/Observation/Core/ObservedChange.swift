@@ -1,6 +1,6 @@
 /// One change of an observable: the value before a set and the value after it.
 ///
-/// Delivered by ``ReadOnlyObservable/observeChanges(_:)`` once per set, in the position of a
+/// Delivered by ``ReadOnlyObservable/observeChanges(isolation:_:)`` once per set, in the position of a
 /// `.new` callback.
 public struct ObservedChange<Value> {
   /// The value before the set.

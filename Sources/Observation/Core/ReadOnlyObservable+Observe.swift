@@ -13,8 +13,10 @@ extension ReadOnlyObservable {
   /// - Parameters:
   ///   - options: Which callbacks to deliver; `[.new]` by default. An empty set is accepted, and
   ///     such a registration is never called.
-  ///   - closure: Receives the value and the single option being delivered, on the delivering
-  ///     thread (see ``Observable``).
+  ///   - isolation: Where `closure` runs: by default the isolation of the calling code (the
+  ///     main actor in a `@MainActor` type, an actor in its methods, none in nonisolated code).
+  ///     See the Threading article.
+  ///   - closure: Receives the value and the single option being delivered, in `isolation`.
   /// - Returns: The token that owns the registration. Releasing it ends the registration, so
   ///   discarding the result ends it at once.
   public func observe(
@@ -38,7 +40,7 @@ extension ReadOnlyObservable {
   /// Registers `handler`, owned by `owner`, and passes `owner` to it, so the closure needs no
   /// `[weak self]` dance.
   ///
-  /// `owner` is held weakly, as with ``addObserver(_:removeIfExists:options:closure:)``; it is
+  /// `owner` is held weakly, as with ``addObserver(_:removeIfExists:options:isolation:closure:)``; it is
   /// strongly referenced only while `handler` runs. The registration is added beside the
   /// owner's other registrations, and ``removeObserver(_:)`` removes it.
   ///
@@ -51,8 +53,11 @@ extension ReadOnlyObservable {
   /// - Parameters:
   ///   - owner: The owner of the registration, held weakly and passed to `handler`.
   ///   - options: Which callbacks to deliver; `[.new]` by default. The handler is not told which
-  ///     option it receives; combine `.old` with `.new` only through ``observeChanges(_:)``.
-  ///   - handler: Receives the owner and the value, on the delivering thread.
+  ///     option it receives; combine `.old` with `.new` only through ``observeChanges(isolation:_:)``.
+  ///   - isolation: Where `handler` runs: by default the isolation of the calling code (the
+  ///     main actor in a `@MainActor` type, an actor in its methods, none in nonisolated code).
+  ///     See the Threading article.
+  ///   - handler: Receives the owner and the value, in `isolation`.
   public func observe<Owner: AnyObject>(
     with owner: Owner,
     options: ObservableOptions = [.new],
@@ -97,7 +102,11 @@ extension ReadOnlyObservable {
   /// }
   /// ```
   ///
-  /// - Parameter handler: Receives each change, on the delivering thread.
+  /// - Parameters:
+  ///   - isolation: Where `handler` runs: by default the isolation of the calling code (the
+  ///     main actor in a `@MainActor` type, an actor in its methods, none in nonisolated code).
+  ///     See the Threading article.
+  ///   - handler: Receives each change, in `isolation`.
   /// - Returns: The token that owns the registration.
   public func observeChanges(
     isolation: isolated (any Actor)? = #isolation,
@@ -116,7 +125,7 @@ extension ReadOnlyObservable {
   }
 }
 
-/// The `.old` value of the round in progress, for ``ReadOnlyObservable/observeChanges(_:)``.
+/// The `.old` value of the round in progress, for ``ReadOnlyObservable/observeChanges(isolation:_:)``.
 private final class PreviousValue<Value> {
   var value: Value?
 }

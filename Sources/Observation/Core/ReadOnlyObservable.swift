@@ -87,7 +87,7 @@ public class ReadOnlyObservable<Value> {
   /// The observable holds `observer` weakly and never calls `closure` after `observer` has been
   /// deallocated, not even on the first change after its death; the registration is pruned
   /// automatically. If `closure` captures `observer` strongly, it keeps it alive: use
-  /// ``observe(with:options:_:)`` to get the owner as an argument instead.
+  /// ``observe(with:options:isolation:_:)`` to get the owner as an argument instead.
   ///
   /// ```swift
   /// user.name.addObserver(self, options: [.initial, .new]) { name, option in
@@ -100,12 +100,14 @@ public class ReadOnlyObservable<Value> {
   ///   - removeIfExists: When `true` (the default), the owner's earlier `addObserver`
   ///     registrations on this observable are removed first, so the new one replaces them and
   ///     moves to the end of the order. Its other registrations (key-path bindings,
-  ///     ``observe(with:options:_:)``) stay. When `false`, the new registration is added beside
+  ///     ``observe(with:options:isolation:_:)``) stay. When `false`, the new registration is added beside
   ///     the earlier ones.
   ///   - options: Which callbacks to deliver; `[.new]` by default. An empty set is accepted, and
   ///     such a registration is never called.
-  ///   - closure: Receives the value and the single option being delivered. It runs on the
-  ///     delivering thread (see ``Observable``) and need not be `@Sendable`.
+  ///   - isolation: Where `closure` runs: by default the isolation of the calling code (the
+  ///     main actor in a `@MainActor` type, an actor in its methods, none in nonisolated code).
+  ///     See the Threading article.
+  ///   - closure: Receives the value and the single option being delivered, in `isolation`.
   public final func addObserver(
     _ observer: AnyObject,
     removeIfExists: Bool = true,
@@ -125,14 +127,14 @@ public class ReadOnlyObservable<Value> {
   }
 
   /// Removes every registration owned by `observer`: its `addObserver` and
-  /// ``observe(with:options:_:)`` registrations and its key-path bindings from this observable.
+  /// ``observe(with:options:isolation:_:)`` registrations and its key-path bindings from this observable.
   ///
   /// Removing an owner that has no registration does nothing. Called from a callback, the removed
   /// registrations are not called for the rest of the current round; called from another thread
   /// while a round is running, they are not called for any later round.
   ///
-  /// - Parameter observer: The owner passed to ``addObserver(_:removeIfExists:options:closure:)``
-  ///   or ``observe(with:options:_:)``.
+  /// - Parameter observer: The owner passed to ``addObserver(_:removeIfExists:options:isolation:closure:)``
+  ///   or ``observe(with:options:isolation:_:)``.
   public final func removeObserver(_ observer: AnyObject) {
     remove(.owner(Entry.identity(of: observer)))
   }
@@ -534,6 +536,11 @@ public class ReadOnlyObservable<Value> {
 
   // MARK: - Turns
 
+  private static func isChange(_ event: PendingEvent, by thread: ThreadID) -> Bool {
+    if case .change(_, _, thread?) = event { return true }
+    return false
+  }
+
   /// How long a setter waits for its turn before leaving its change to the deliverer.
   private static var turnTimeout: DispatchTimeInterval { .milliseconds(100) }
 
@@ -551,10 +558,7 @@ public class ReadOnlyObservable<Value> {
       preconditionFailure("A queued change belongs to \(setter), which is not waiting.")
     }
     let next = waiters.remove(at: index)
-    var ownChangeIsQueued = false
-    pending.forEach { event in
-      if case .change(_, _, thread?) = event { ownChangeIsQueued = true }
-    }
+    let ownChangeIsQueued = pending.contains { Self.isChange($0, by: thread) }
     let waiter = ownChangeIsQueued ? TurnWaiter(thread: thread) : nil
     if let waiter { waiters.append(waiter) }
     lock.unlock()

@@ -9,7 +9,7 @@ extension ReadOnlyObservable {
   /// Returns a read-only observable whose value is `transform` applied to this one's.
   ///
   /// The derived observable is observed and bound like any other
-  /// (``addObserver(_:removeIfExists:options:closure:)``, ``observe(options:_:)``,
+  /// (``addObserver(_:removeIfExists:options:isolation:closure:)``, ``observe(options:isolation:_:)``,
   /// `bind(to:_:)`), but it cannot be set. `transform` runs once when the observable is created and once per change
   /// of this observable, however many observers the derived one has; every change is
   /// published, even when the result equals the previous one (chain ``removeDuplicates()`` to
@@ -23,7 +23,7 @@ extension ReadOnlyObservable {
   /// ## Lifetime
   ///
   /// The derived observable keeps this observable alive. Nothing keeps the derived observable
-  /// alive but its users: a variable, an ``ObservationToken`` from ``observe(options:_:)``, or a
+  /// alive but its users: a variable, an ``ObservationToken`` from ``observe(options:isolation:_:)``, or a
   /// key-path binding, which keeps the chain it is bound to alive while its target lives. When
   /// the derived observable is deallocated, its registration on this observable ends.
   ///

@@ -53,9 +53,9 @@ struct WorkQueue<Element> {
     }
   }
 
-  /// Calls `body` with each waiting element, oldest first.
-  func forEach(_ body: (Element) -> Void) {
-    for index in head..<elements.count { body(elements[index]) }
+  /// Whether a waiting element satisfies `predicate`.
+  func contains(where predicate: (Element) -> Bool) -> Bool {
+    elements[head...].contains(where: predicate)
   }
 
   /// Replaces each waiting element with what `transform` returns for it (for cancelling queued
