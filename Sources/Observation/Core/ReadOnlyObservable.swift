@@ -59,8 +59,13 @@ public class ReadOnlyObservable<Value> {
   @exclusivity(unchecked) private var queuedChanges = 0
   @exclusivity(unchecked) private var tracer: Tracer?
 
-  init(initialValue: Value) {
+  /// 0 for an ``Observable``; for a derived observable, 1 + the highest rank of its sources, so
+  /// that a propagation recomputes it after all of them (see `ObservationContext`).
+  let rank: Int
+
+  init(initialValue: Value, rank: Int = 0) {
     storage = initialValue
+    self.rank = rank
   }
 
   deinit {
@@ -177,9 +182,11 @@ public class ReadOnlyObservable<Value> {
   }
 
   /// Stores `newValue` unless `expected` is given and the value changed since; then runs the
-  /// round, or queues it if a round is already running.
+  /// round, or queues it if a round is already running. Inside a transaction the round waits for
+  /// the transaction's end.
   @discardableResult
   private func store(_ newValue: Value, ifVersion expected: UInt?) -> Bool {
+    let context = ObservationContext.current
     lock.lock()
     if let expected, expected != version {
       lock.unlock()
@@ -188,6 +195,29 @@ public class ReadOnlyObservable<Value> {
     let oldValue = storage
     storage = newValue
     version &+= 1
+    if context.isInTransaction {
+      lock.unlock()
+      if !context.isParticipating(self) {
+        context.join(TransactionRecord(observable: self, oldValue: oldValue))
+      }
+      return true
+    }
+    context.beginPropagation()
+    startRound(old: oldValue, new: newValue)
+    context.endPropagation()
+    return true
+  }
+
+  /// Runs a transaction's round for this observable: from the value before the transaction to
+  /// the current one.
+  final func commitTransaction(from oldValue: Value) {
+    lock.lock()
+    startRound(old: oldValue, new: storage)
+  }
+
+  /// Entered with the lock held after a change was stored; returns with it released once this
+  /// thread has delivered what it must (see `DeliveryState`).
+  private func startRound(old oldValue: Value, new newValue: Value) {
     let thread = ThreadID.current
     switch state.set(on: thread) {
     case .enqueue:
@@ -211,7 +241,6 @@ public class ReadOnlyObservable<Value> {
       }
       drain()
     }
-    return true
   }
 
   // MARK: - Registration and removal (shared by every way of observing)
@@ -219,6 +248,10 @@ public class ReadOnlyObservable<Value> {
   /// Adds `entry` and delivers `.initial` through `initial`. A registration with neither `.old`
   /// nor `.new` is not kept, but still replaces the owner's earlier registrations.
   final func register(_ entry: Entry, replacing: Bool, initial: Callback?) {
+    // `.initial`, and the rounds this thread may deliver meanwhile, form one propagation.
+    let context = ObservationContext.current
+    context.beginPropagation()
+    defer { context.endPropagation() }
     var released: [Callback] = []
     lock.lock()
     if replacing { removeLocked(.replaceable(entry.identity), released: &released) }
@@ -595,6 +628,25 @@ public class ReadOnlyObservable<Value> {
       }
       lock.unlock()
     }
+  }
+}
+
+/// A change stored inside a transaction, whose round runs when the transaction ends.
+private final class TransactionRecord<Value>: TransactionParticipant {
+  let observable: ReadOnlyObservable<Value>
+  let oldValue: Value
+
+  init(observable: ReadOnlyObservable<Value>, oldValue: Value) {
+    self.observable = observable
+    self.oldValue = oldValue
+  }
+
+  func isRecord(of object: AnyObject) -> Bool {
+    observable === object
+  }
+
+  func commitTransaction() {
+    observable.commitTransaction(from: oldValue)
   }
 }
 

@@ -9,9 +9,9 @@
 final class DerivedObservable<Value>: ReadOnlyObservable<Value> {
   private let upstream: [ObservationToken]
 
-  private init(seed: Value, upstream: [ObservationToken]) {
+  private init(seed: Value, rank: Int, upstream: [ObservationToken]) {
     self.upstream = upstream
-    super.init(initialValue: seed)
+    super.init(initialValue: seed, rank: rank)
   }
 
   /// Registers on the sources through `register`, seeds the value from the `.initial` values the
@@ -32,7 +32,7 @@ final class DerivedObservable<Value>: ReadOnlyObservable<Value> {
     guard let seed = pipeline.seed() else {
       preconditionFailure("a source did not deliver .initial inside its registering call")
     }
-    let derived = DerivedObservable(seed: seed, upstream: tokens)
+    let derived = DerivedObservable(seed: seed, rank: pipeline.rank, upstream: tokens)
     pipeline.attach(derived)
     return derived
   }

@@ -28,8 +28,3 @@ final class LatestValues<First, Second, Third> {
     return (first, second, third)
   }
 }
-
-/// The last value a `removeDuplicates` published. Only the pipeline's drainer touches it.
-final class LastValue<Value> {
-  var value: Value?
-}

@@ -39,7 +39,7 @@ extension ReadOnlyObservable {
   public func map<Result>(_ transform: @escaping @Sendable (Value) -> Result) -> ReadOnlyObservable<
     Result
   > {
-    let pipeline = DerivedPipeline<Value, Result>(reduce: transform)
+    let pipeline = DerivedPipeline<Value, Result>(rank: rank + 1, reduce: transform)
     return DerivedObservable.make(pipeline: pipeline) {
       [feed(pipeline) { $0 }]
     }
@@ -72,12 +72,8 @@ extension ReadOnlyObservable {
   fileprivate func removingDuplicates(
     by isDuplicate: @escaping (Value, Value) -> Bool
   ) -> ReadOnlyObservable<Value> {
-    let last = LastValue<Value>()
-    let pipeline = DerivedPipeline<Value, Value> { value in
-      if let previous = last.value, isDuplicate(previous, value) { return nil }
-      last.value = value
-      return value
-    }
+    // Compared with the last value published, after the propagation settled.
+    let pipeline = DerivedPipeline<Value, Value>(rank: rank + 1, isDuplicate: isDuplicate) { $0 }
     return DerivedObservable.make(pipeline: pipeline) {
       [feed(pipeline) { $0 }]
     }
@@ -106,7 +102,9 @@ extension ReadOnlyObservable {
     _ other: ReadOnlyObservable<Other>
   ) -> ReadOnlyObservable<(Value, Other)> {
     let latest = LatestValues<Value, Other, Void>(third: ())
-    let pipeline = DerivedPipeline<CombineEvent<Value, Other, Void>, (Value, Other)> { event in
+    let pipeline = DerivedPipeline<CombineEvent<Value, Other, Void>, (Value, Other)>(
+      rank: max(rank, other.rank) + 1
+    ) { event in
       latest.apply(event).map { ($0.0, $0.1) }
     }
     return DerivedObservable.make(pipeline: pipeline) {
@@ -135,6 +133,7 @@ extension ReadOnlyObservable {
   ) -> ReadOnlyObservable<(Value, Second, Third)> {
     let latest = LatestValues<Value, Second, Third>()
     let pipeline = DerivedPipeline<CombineEvent<Value, Second, Third>, (Value, Second, Third)>(
+      rank: max(rank, second.rank, third.rank) + 1,
       reduce: latest.apply
     )
     return DerivedObservable.make(pipeline: pipeline) {

@@ -53,6 +53,11 @@ struct WorkQueue<Element> {
     }
   }
 
+  /// The waiting element at `offset` from the oldest.
+  subscript(offset: Int) -> Element {
+    elements[head + offset]
+  }
+
   /// Whether a waiting element satisfies `predicate`.
   func contains(where predicate: (Element) -> Bool) -> Bool {
     elements[head...].contains(where: predicate)

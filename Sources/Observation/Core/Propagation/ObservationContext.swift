@@ -1,0 +1,153 @@
+#if canImport(Darwin)
+  internal import Darwin
+#elseif canImport(Glibc)
+  internal import Glibc
+#elseif canImport(Musl)
+  internal import Musl
+#elseif canImport(Bionic)
+  internal import Bionic
+#endif
+
+/// A derived value that a change has made stale: recomputed once per propagation, after every
+/// node of a lower rank, so it never combines values that did not coexist.
+protocol PropagationNode: AnyObject {
+  /// 1 + the highest rank among the node's sources; a root ``Observable`` has rank 0.
+  var rank: Int { get }
+  /// Recomputes from the latest inputs and publishes.
+  func recompute()
+}
+
+/// One propagation of one thread: events of a derived pipeline that carry the same tag are folded
+/// into one value.
+struct PropagationTag: Hashable {
+  let context: ObjectIdentifier
+  let serial: UInt64
+}
+
+/// A change that a transaction stored and whose round waits for the transaction's end.
+protocol TransactionParticipant: AnyObject {
+  /// Whether this records a change of `object`.
+  func isRecord(of object: AnyObject) -> Bool
+  /// Runs the round: the value from before the transaction as old, the current one as new.
+  func commitTransaction()
+}
+
+/// What one thread is in the middle of: how deep it is in propagations and transactions, the
+/// derived nodes waiting to be recomputed, and the observables a transaction changed.
+///
+/// A *propagation* is the outermost round a thread runs (with every round its callbacks cause on
+/// this thread), or the end of its outermost transaction. Derived nodes that its rounds make
+/// stale are recomputed when it ends, lowest rank first, each once, from its final inputs.
+///
+/// One per thread, reached through a thread-specific slot, and only ever touched by its thread,
+/// so it needs no lock.
+final class ObservationContext {
+  private(set) var propagationDepth = 0
+  /// Counts this thread's propagations, so derived pipelines can tell one from the next.
+  private var propagationSerial: UInt64 = 0
+  private var isFlushing = false
+  private var staleNodes: [any PropagationNode] = []
+
+  private(set) var transactionDepth = 0
+  private var participants: [any TransactionParticipant] = []
+
+  /// The calling thread's context, made on first use and released when the thread exits.
+  static var current: ObservationContext {
+    if let raw = pthread_getspecific(key) {
+      return Unmanaged<ObservationContext>.fromOpaque(raw).takeUnretainedValue()
+    }
+    let context = ObservationContext()
+    pthread_setspecific(key, Unmanaged.passRetained(context).toOpaque())
+    return context
+  }
+
+  private static let key: pthread_key_t = {
+    var key = pthread_key_t()
+    let status = pthread_key_create(&key) { raw in
+      #if canImport(Darwin)
+        Unmanaged<ObservationContext>.fromOpaque(raw).release()
+      #else
+        if let raw { Unmanaged<ObservationContext>.fromOpaque(raw).release() }
+      #endif
+    }
+    precondition(status == 0, "pthread_key_create failed with \(status)")
+    return key
+  }()
+
+  // MARK: - Propagations
+
+  /// Called before a thread delivers rounds.
+  @inline(__always)
+  func beginPropagation() {
+    // The rounds a flush causes belong to the propagation being flushed.
+    if propagationDepth == 0 && !isFlushing { propagationSerial &+= 1 }
+    propagationDepth += 1
+  }
+
+  /// The propagation this thread is in (or was last in).
+  var currentPropagation: PropagationTag {
+    PropagationTag(context: ObjectIdentifier(self), serial: propagationSerial)
+  }
+
+  /// Called after; the outermost end recomputes the stale derived nodes.
+  @inline(__always)
+  func endPropagation() {
+    propagationDepth -= 1
+    if propagationDepth == 0 && !staleNodes.isEmpty && !isFlushing { flush() }
+  }
+
+  /// Marks `node` stale; the caller makes sure a node is scheduled once until it recomputes.
+  func schedule(_ node: any PropagationNode) {
+    staleNodes.append(node)
+    // A node made stale outside any propagation (a source set during a build) recomputes now.
+    if propagationDepth == 0 && !isFlushing { flush() }
+  }
+
+  /// Recomputes stale nodes, lowest rank first, until none is left; a recomputation that makes
+  /// higher nodes stale adds them to this same pass.
+  @inline(never)
+  private func flush() {
+    isFlushing = true
+    defer { isFlushing = false }
+    while !staleNodes.isEmpty {
+      var lowest = 0
+      for index in staleNodes.indices where staleNodes[index].rank < staleNodes[lowest].rank {
+        lowest = index
+      }
+      let node = staleNodes.remove(at: lowest)
+      node.recompute()
+    }
+  }
+
+  // MARK: - Transactions
+
+  /// Whether sets on this thread store without delivering, until the transaction ends.
+  @inline(__always)
+  var isInTransaction: Bool { transactionDepth > 0 }
+
+  func beginTransaction() {
+    transactionDepth += 1
+  }
+
+  /// Records `participant` the first time it is changed in the current transaction; the caller
+  /// asks with `isParticipating(_:)` first.
+  func join(_ participant: any TransactionParticipant) {
+    participants.append(participant)
+  }
+
+  func isParticipating(_ object: AnyObject) -> Bool {
+    participants.contains { $0.isRecord(of: object) }
+  }
+
+  /// Ends a transaction; the outermost end runs one round per changed observable, in the order
+  /// they were first changed, as one propagation.
+  func endTransaction() {
+    transactionDepth -= 1
+    guard transactionDepth == 0, !participants.isEmpty else { return }
+    let changed = participants
+    participants = []
+    beginPropagation()
+    for participant in changed { participant.commitTransaction() }
+    endPropagation()
+  }
+}
