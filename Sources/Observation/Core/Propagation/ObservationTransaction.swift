@@ -7,6 +7,8 @@
 /// two names in one action shows the new full name once, never a mix:
 ///
 /// ```swift
+/// let first = Observable("Ray")
+/// let last = Observable("Wenderlich")
 /// let fullName = first.combineLatest(last).map { "\($0) \($1)" }
 /// let token = fullName.observe { name, _ in print(name) }
 /// withObservationTransaction {
