@@ -24,9 +24,24 @@ public final class ObservationToken {
   /// What the registration lives in; `nil` once cancelled, so that cancelling also lets go of
   /// the observable (and of an inline chain) at once. Guarded by the token's lock stripe.
   private var source: (any RegistrationRemoving)?
+  /// Where the token's entry is in its observable's list, so cancelling finds it in O(1).
+  /// Written and read only under that observable's lock (see `setSlotHint(_:forIdentity:)`).
+  private var slotHint = -1
 
   init(source: any RegistrationRemoving) {
     self.source = source
+  }
+
+  /// The token's slot, read by its observable under its lock.
+  var slot: Int { slotHint }
+
+  /// Records that the token whose address is `identity` has its entry at `slot`. Called by the
+  /// observable's list, under its lock, for a token entry it appends or moves: such an entry is
+  /// not removed yet, so its token is still alive (a token removes its entry, or has the removal
+  /// applied, before anything can move the list again).
+  static func setSlotHint(_ slot: Int, forIdentity identity: UInt) {
+    guard let address = UnsafeRawPointer(bitPattern: identity) else { return }
+    Unmanaged<ObservationToken>.fromOpaque(address).takeUnretainedValue().slotHint = slot
   }
 
   deinit {
@@ -87,6 +102,6 @@ protocol RegistrationRemoving: AnyObject {
 
 extension ReadOnlyObservable: RegistrationRemoving {
   func removeRegistration(identifiedBy handle: AnyObject) {
-    remove(.handle(Entry.identity(of: handle)))
+    remove(.handle(Entry.identity(of: handle)), token: handle as? ObservationToken)
   }
 }

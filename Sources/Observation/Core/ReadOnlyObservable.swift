@@ -25,7 +25,8 @@ public class ReadOnlyObservable<Value> {
   private enum PendingEvent {
     /// A stored change and the thread that delivers it (`nil`: whoever holds the role).
     case change(old: Value, new: Value, setter: ThreadID?)
-    case add(Entry)
+    /// A registration; `indexed` when it replaced the owner's earlier ones (see `ObserverList`).
+    case add(Entry, indexed: Bool)
     /// A registration whose `.initial` runs on another thread (see ``DeliveryState``).
     case gated(Gate<Value>)
     case cancelled
@@ -266,13 +267,13 @@ public class ReadOnlyObservable<Value> {
     }
     switch state.register(on: .current, sendsInitial: initial != nil) {
     case .append:
-      observers.append(entry, released: &released)
+      observers.append(entry, indexed: replacing, released: &released)
       lock.unlock()
       Lock.assertNotHeld()
     case .appendAndSendInitial:
       // This thread holds the deliverer role during `.initial`, so no round reaches the new
       // observer before it.
-      observers.append(entry, released: &released)
+      observers.append(entry, indexed: replacing, released: &released)
       let value = storage
       lock.unlock()
       released = []
@@ -281,13 +282,13 @@ public class ReadOnlyObservable<Value> {
     case .enqueue:
       // Re-entrant: the entry waits in the queue, so it sees only the changes made after this
       // point, and `.initial` can go out now.
-      enqueue(.add(entry))
+      enqueue(.add(entry, indexed: replacing))
       let value = storage
       lock.unlock()
       released = []
       initial?(value, .initial)
     case .enqueueGated:
-      let gate = Gate(entry: entry)
+      let gate = Gate(entry: entry, indexed: replacing)
       enqueue(.gated(gate))
       let value = storage
       lock.unlock()
@@ -299,22 +300,28 @@ public class ReadOnlyObservable<Value> {
 
   /// Ends the registrations `selection` names: at once when no round runs or on the delivering
   /// thread, before the next round otherwise. Their closures are released after unlocking.
-  final func remove(_ selection: Selection) {
+  final func remove(_ selection: Selection, token: ObservationToken? = nil) {
     var released: [Callback] = []
-    lock.withLock { removeLocked(selection, released: &released) }
+    lock.withLock { removeLocked(selection, slotHint: token?.slot, released: &released) }
     Lock.assertNotHeld()
     released = []
   }
 
   /// Removal with the lock held. Closures that may be released now go to `released`.
-  private func removeLocked(_ selection: Selection, released: inout [Callback]) {
+  private func removeLocked(
+    _ selection: Selection,
+    slotHint: Int? = nil,
+    released: inout [Callback]
+  ) {
     if hasPending { cancelQueuedAdds(selection, released: &released) }
     if !reachedGates.isEmpty { cancelReachedGates(selection, released: &released) }
     switch state.remove(on: .current) {
     case .removeNow:
-      observers.remove(selection, released: &released, taking: true)
+      observers.remove(selection, slotHint: slotHint, released: &released, taking: true)
     case .mark:
-      if observers.remove(selection, released: &released, taking: false) { needsCompaction = true }
+      if observers.remove(selection, slotHint: slotHint, released: &released, taking: false) {
+        needsCompaction = true
+      }
     case .deferToNextRound:
       deferredRemovals.append(selection)
       hasBoundaryWork = true
@@ -325,7 +332,7 @@ public class ReadOnlyObservable<Value> {
   private func cancelQueuedAdds(_ selection: Selection, released: inout [Callback]) {
     pending.updateEach { event in
       switch event {
-      case .add(var entry) where entry.isSelected(by: selection):
+      case .add(var entry, _) where entry.isSelected(by: selection):
         if let callback = entry.takeCallback() { released.append(callback) }
         return .cancelled
       case .gated(let gate) where gate.entry.isSelected(by: selection):
@@ -406,11 +413,13 @@ public class ReadOnlyObservable<Value> {
         released = []
         deliverRound(old: oldValue, new: newValue, tracer: tracer)
         lock.lock()
-      case .add(let entry):
-        observers.append(entry, released: &released)
+      case .add(let entry, let indexed):
+        observers.append(entry, indexed: indexed, released: &released)
       case .gated(let gate):
         if gate.isOpen {
-          if !gate.entry.isRemoved { observers.append(gate.entry, released: &released) }
+          if !gate.entry.isRemoved {
+            observers.append(gate.entry, indexed: gate.indexed, released: &released)
+          }
         } else {
           reachedGates.append(gate)
           hasBoundaryWork = true
@@ -468,7 +477,7 @@ public class ReadOnlyObservable<Value> {
       observable.lock.lock()
       var released: [Callback] = []
       if !gate.isCancelled, entry.isLive {
-        observable.observers.append(entry, released: &released)
+        observable.observers.append(entry, indexed: gate.indexed, released: &released)
       } else if let callback = gate.takeCallback() {
         released.append(callback)
       }
@@ -667,12 +676,14 @@ private final class TurnWaiter {
 /// reads it.
 private final class Gate<Value> {
   private(set) var entry: ObserverEntry<Value>
+  let indexed: Bool
   var isOpen = false
   private(set) var isCancelled = false
   var backlog: [(Value, Value)] = []
 
-  init(entry: ObserverEntry<Value>) {
+  init(entry: ObserverEntry<Value>, indexed: Bool) {
     self.entry = entry
+    self.indexed = indexed
   }
 
   func miss(old oldValue: Value, new newValue: Value) {

@@ -87,6 +87,7 @@ struct ObserverEntry<Value> {
   }
 
   @inline(__always) var identity: UInt { word & ~Self.flagMask }
+  @inline(__always) var kind: Kind { Kind(rawValue: word & Self.kindMask).unsafelyUnwrapped }
   @inline(__always) var isToken: Bool { word & Self.kindMask == Kind.token.rawValue }
   @inline(__always) var isRemoved: Bool { word & (Self.oldBit | Self.newBit) == 0 }
   @inline(__always) var wantsOld: Bool { word & Self.oldBit != 0 }

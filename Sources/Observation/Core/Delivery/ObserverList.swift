@@ -20,6 +20,16 @@ struct ObserverList<Value> {
   /// How many entries are marked removed but still in the buffer.
   private(set) var markedCount = 0
 
+  /// Where each owner's `addObserver` entry is, for the owners registered with the default
+  /// `removeIfExists: true` (which keeps one such entry per owner): so replacing and removing an
+  /// owner's registrations is O(1) instead of a scan. Registrations outside the index are
+  /// counted, and a removal scans only when some exist.
+  private var replaceableSlots: [UInt: Int] = [:]
+  /// Live `addObserver` entries that are not in `replaceableSlots`.
+  private var unindexedReplaceable = 0
+  /// Live `observe(with:)` and binding entries (never indexed).
+  private var ownedAndHandles = 0
+
   init() {
     capacity = 4
     base = .allocate(capacity: capacity)
@@ -37,12 +47,24 @@ struct ObserverList<Value> {
   /// Appends `entry`. When the buffer is full, entries of dead owners are dropped first (so a
   /// list that sees registrations but no sets stays bounded by its live observers); their
   /// closures go to `released`.
-  mutating func append(_ entry: Entry, released: inout [Callback]) {
+  mutating func append(_ entry: Entry, indexed: Bool = false, released: inout [Callback]) {
     if count == capacity {
       compact(released: &released)
       if count * 4 >= capacity * 3 { grow() }
     }
     (base + count).initialize(to: entry)
+    switch entry.kind {
+    case .token:
+      ObservationToken.setSlotHint(count, forIdentity: entry.identity)
+    case .replaceable:
+      if indexed && replaceableSlots[entry.identity] == nil {
+        replaceableSlots[entry.identity] = count
+      } else {
+        unindexedReplaceable += 1
+      }
+    case .owned, .handle:
+      ownedAndHandles += 1
+    }
     count += 1
     if entry.wantsOld { oldCount += 1 }
   }
@@ -56,22 +78,62 @@ struct ObserverList<Value> {
   @discardableResult
   mutating func remove(
     _ selection: Selection,
+    slotHint: Int? = nil,
     released: inout [Callback],
     taking: Bool
   ) -> Bool {
     var found = false
-    for index in 0..<count where !base[index].isRemoved && base[index].isSelected(by: selection) {
+    func take(_ index: Int) {
       markRemoved(at: index)
       if taking, let callback = base[index].takeCallback() { released.append(callback) }
       found = true
-      if selection.isUnique { break }
+    }
+    if let index = indexedSlot(of: selection, hint: slotHint) { take(index) }
+    if !found || !selection.isUnique, mustScan(for: selection) {
+      for index in 0..<count where !base[index].isRemoved && base[index].isSelected(by: selection) {
+        take(index)
+        if selection.isUnique { break }
+      }
     }
     if found && taking { removeMarkedIfWorthIt() }
     return found
   }
 
+  /// The slot the index or the token's hint gives for `selection`, if it holds a live match.
+  private func indexedSlot(of selection: Selection, hint: Int?) -> Int? {
+    let candidate: Int?
+    switch selection {
+    case .handle: candidate = hint
+    case .owner(let identity), .replaceable(let identity): candidate = replaceableSlots[identity]
+    }
+    guard let index = candidate, index >= 0, index < count, !base[index].isRemoved,
+      base[index].isSelected(by: selection)
+    else { return nil }
+    return index
+  }
+
+  /// Whether entries that the index does not cover may match `selection`.
+  private func mustScan(for selection: Selection) -> Bool {
+    switch selection {
+    case .handle: true
+    case .replaceable: unindexedReplaceable > 0
+    case .owner: unindexedReplaceable > 0 || ownedAndHandles > 0
+    }
+  }
+
   mutating func markRemoved(at index: Int) {
     if base[index].wantsOld { oldCount -= 1 }
+    switch base[index].kind {
+    case .token: break
+    case .replaceable:
+      if replaceableSlots[base[index].identity] == index {
+        replaceableSlots[base[index].identity] = nil
+      } else {
+        unindexedReplaceable -= 1
+      }
+    case .owned, .handle:
+      ownedAndHandles -= 1
+    }
     base[index].markRemoved()
     markedCount += 1
   }
@@ -105,11 +167,29 @@ struct ObserverList<Value> {
       var end = index + 1
       while end < count && !base[end].isRemoved { end += 1 }
       (base + kept).moveInitialize(from: base + index, count: end - index)
+      for moved in kept..<(kept + end - index) {
+        entryDidMove(to: moved, from: moved + index - kept)
+      }
       kept += end - index
       index = end
     }
     count = kept
     markedCount = 0
+  }
+
+  /// Keeps the index and the tokens' hints pointing at an entry that compaction moved.
+  private mutating func entryDidMove(to newIndex: Int, from oldIndex: Int) {
+    let entry = base[newIndex]
+    switch entry.kind {
+    case .token:
+      ObservationToken.setSlotHint(newIndex, forIdentity: entry.identity)
+    case .replaceable:
+      if replaceableSlots[entry.identity] == oldIndex {
+        replaceableSlots[entry.identity] = newIndex
+      }
+    case .owned, .handle:
+      break
+    }
   }
 
   /// Drops removed entries and entries whose owner is gone, moving their closures to `released`.
@@ -137,6 +217,23 @@ struct ObserverList<Value> {
         if base[index].isRemoved { marked += 1 }
       }
       precondition(old == oldCount, "oldCount \(oldCount) != \(old) entries wanting .old")
+      var replaceable = 0
+      var others = 0
+      for index in 0..<count where !base[index].isRemoved {
+        switch base[index].kind {
+        case .token: break
+        case .replaceable:
+          if replaceableSlots[base[index].identity] != index { replaceable += 1 }
+        case .owned, .handle: others += 1
+        }
+      }
+      for (identity, index) in replaceableSlots {
+        precondition(
+          index < count && !base[index].isRemoved && base[index].identity == identity,
+          "the owner index points at slot \(index), which is not that owner's entry")
+      }
+      precondition(replaceable == unindexedReplaceable, "unindexed count is off")
+      precondition(others == ownedAndHandles, "owned and handle count is off")
       precondition(
         marked <= markedCount, "\(marked) removed entries but markedCount \(markedCount)")
       precondition(count <= capacity, "count \(count) exceeds capacity \(capacity)")
