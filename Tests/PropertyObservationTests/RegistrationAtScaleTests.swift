@@ -1,0 +1,98 @@
+import PropertyObservation
+import Testing
+
+private final class TextOwner {
+  var text = ""
+}
+
+/// Issue 13: removing registrations one by one, in any order, among thousands, through the
+/// token slots and the owner index, always ends exactly the right ones. (Speed is measured by
+/// the Benchmarks package, not here.)
+@Suite("Registration at scale")
+struct RegistrationAtScaleTests {
+  @Test func tokensCancelledInRandomOrderEndExactlyTheirOwnRegistrations() {
+    let source = Observable(0)
+    var called: Set<Int> = []
+    var tokens: [Int: ObservationToken] = [:]
+    for id in 0..<3_000 {
+      tokens[id] = source.observe { _, _ in called.insert(id) }
+    }
+    var generator = SplitMix64(seed: 13)
+    var order = Array(0..<3_000)
+    order.shuffle(using: &generator)
+    for (step, id) in order.enumerated() {
+      tokens[id]?.cancel()
+      tokens[id] = nil
+      if step % 500 == 0 {
+        called = []
+        source.value = step
+        #expect(called == Set(tokens.keys), "after \(step + 1) cancellations")
+      }
+    }
+    #expect(source.observerCount == 0)
+  }
+
+  @Test func ownersRemovedInRandomOrderEndExactlyTheirOwnRegistrations() {
+    let source = Observable(0)
+    let owners = (0..<2_000).map { _ in TextOwner() }
+    var called: Set<Int> = []
+    for (id, owner) in owners.enumerated() {
+      source.addObserver(owner) { _, _ in called.insert(id) }
+      // Replacing keeps one registration per owner.
+      if id % 3 == 0 { source.addObserver(owner) { _, _ in called.insert(id) } }
+    }
+    #expect(source.observerCount == owners.count)
+    var live = Set(owners.indices)
+    var generator = SplitMix64(seed: 31)
+    var order = Array(owners.indices)
+    order.shuffle(using: &generator)
+    for (step, id) in order.enumerated() {
+      source.removeObserver(owners[id])
+      live.remove(id)
+      if step % 400 == 0 {
+        called = []
+        source.value = step
+        #expect(called == live, "after \(step + 1) removals")
+      }
+    }
+    #expect(source.observerCount == 0)
+  }
+
+  @Test func removingAnOwnerFindsItsBindingsAndObserveWithRegistrationsBesideTheIndexedOnes() {
+    let source = Observable("a")
+    let owners = (0..<500).map { _ in TextOwner() }
+    var calls: [Int: Int] = [:]
+    for (id, owner) in owners.enumerated() {
+      source.addObserver(owner) { _, _ in calls[id, default: 0] += 1 }
+      if id % 2 == 0 { source.bind(to: owner, \.text) }
+      if id % 5 == 0 { source.observe(with: owner) { _, _ in calls[id, default: 0] += 1 } }
+    }
+    for owner in owners[100..<400] { source.removeObserver(owner) }
+    calls = [:]
+    source.value = "b"
+    #expect(Set(calls.keys) == Set(Array(0..<100) + Array(400..<500)))
+    #expect(owners[150].text == "a")
+    #expect(owners[450].text == "b")
+  }
+
+  @Test func aNewOwnerAtADeadOwnersAddressReplacesNothingOfAnyoneElse() {
+    let source = Observable(0)
+    var calls: [String] = []
+    let survivor = TextOwner()
+    source.addObserver(survivor) { _, _ in calls.append("survivor") }
+    for round in 0..<200 {
+      do {
+        let transient = TextOwner()
+        source.addObserver(transient) { _, _ in calls.append("transient") }
+      }
+      // The next owner often reuses the dead one's address; its default registration replaces
+      // only what that address registered.
+      let next = TextOwner()
+      source.addObserver(next) { _, _ in calls.append("next") }
+      calls = []
+      source.value = round
+      #expect(calls == ["survivor", "next"])
+      withExtendedLifetime(next) {}
+    }
+  }
+}
