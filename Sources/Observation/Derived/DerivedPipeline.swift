@@ -132,27 +132,28 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
         lock.unlock()
         return
       }
-      var group: [Event] = []
-      while let next = events.first, next.propagation == first.propagation {
-        group.append(next.event)
+      let propagation = first.propagation
+      // Fold the propagation's events one at a time (no array per change): `reduce` is user
+      // code and runs without the lock.
+      var latest: Output?
+      while let next = events.first, next.propagation == propagation {
         _ = events.popFirst()
+        lock.unlock()
+        if let value = reduce(next.event) { latest = value }
+        lock.lock()
       }
-      if !events.contains(where: { $0.propagation == first.propagation }) {
-        ended.remove(first.propagation)
+      if !events.contains(where: { $0.propagation == propagation }) {
+        ended.remove(propagation)
       }
       lock.unlock()
-      publish(from: group)
+      if let latest { publish(latest) }
     }
   }
 
-  private func publish(from group: [Event]) {
-    var latest: Output?
-    for event in group {
-      if let value = reduce(event) { latest = value }
-    }
+  private func publish(_ value: Output) {
     // A dead target means the derived observable is going away and its upstream registrations
     // with it; events that still arrive (from a round on another thread) are dropped.
-    guard let value = latest, let target else { return }
+    guard let target else { return }
     if let isDuplicate, let lastPublished, isDuplicate(lastPublished, value) { return }
     lastPublished = value
     target.send(value)
