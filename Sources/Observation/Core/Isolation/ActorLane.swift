@@ -5,7 +5,10 @@
 /// then ends. Items submitted while it runs join the queue and are delivered by it, after the
 /// items before them.
 final class ActorLane<Item> {
-  private let actor: any Actor
+  /// Weak: the registration lives in an observable that the actor itself often keeps alive (a
+  /// token in one of its properties), and it must not keep the actor alive in turn. Calls that
+  /// wait after the actor is gone are dropped.
+  private weak var actor: (any Actor)?
   private let deliver: (Item) -> Void
   private let lock = Lock()
   // Guarded by `lock`.
@@ -31,7 +34,15 @@ final class ActorLane<Item> {
     isScheduled = true
     lock.unlock()
     guard mustSchedule else { return }
-    let actor = actor
+    guard let actor else {
+      let dropped = lock.withLock {
+        isScheduled = false
+        return items.takeAll()
+      }
+      // Released after unlocking: a value's deinit is user code.
+      withExtendedLifetime(dropped) {}
+      return
+    }
     Task { await self.drain(on: actor) }
   }
 
@@ -49,6 +60,7 @@ final class ActorLane<Item> {
   }
 }
 
-// `items` and `isScheduled` are guarded by `lock`; `deliver` is only called from `drain(on:)`,
-// isolated to `actor`, by one task at a time.
+// `items` and `isScheduled` are guarded by `lock`, and `actor` is written only in `init` (a weak
+// load is atomic); `deliver` is only called from `drain(on:)`, isolated to `actor`, by one task
+// at a time.
 extension ActorLane: @unchecked Sendable {}
