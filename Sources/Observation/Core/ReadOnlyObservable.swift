@@ -419,6 +419,8 @@ public class ReadOnlyObservable<Value> {
         if gate.isOpen {
           if !gate.entry.isRemoved {
             observers.append(gate.entry, indexed: gate.indexed, released: &released)
+          } else if let callback = gate.takeCallback() {
+            released.append(callback)
           }
         } else {
           reachedGates.append(gate)

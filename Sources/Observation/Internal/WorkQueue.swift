@@ -6,9 +6,13 @@
 /// empties it lets go of storage grown by a burst, so an idle observable does not keep the
 /// memory of its busiest moment.
 ///
+/// A popped element leaves no reference behind: the queue never releases an element itself when
+/// it reclaims or empties its storage, so its owner can pop under its lock and let the element
+/// go (its deinit may be user code) after unlocking.
+///
 /// Not thread-safe: its owner guards it with its own lock.
 struct WorkQueue<Element> {
-  private var elements: [Element] = []
+  private var elements: [Element?] = []
   private var head = 0
 
   /// The storage kept once the queue is empty; a burst beyond it is released.
@@ -28,7 +32,7 @@ struct WorkQueue<Element> {
   /// Removes and returns the oldest element, or `nil` when the queue is empty.
   mutating func popFirst() -> Element? {
     guard head < elements.count else { return nil }
-    let element = elements[head]
+    let element = elements[head].take()
     head += 1
     if head == elements.count {
       removeAll()
@@ -44,6 +48,11 @@ struct WorkQueue<Element> {
     head < elements.count ? elements[head] : nil
   }
 
+  /// The waiting element at `offset` from the oldest.
+  subscript(offset: Int) -> Element {
+    elements[head + offset].unsafelyUnwrapped
+  }
+
   /// The newest element, for merging a new item into it.
   var last: Element? {
     get { head < elements.count ? elements[elements.count - 1] : nil }
@@ -53,21 +62,16 @@ struct WorkQueue<Element> {
     }
   }
 
-  /// The waiting element at `offset` from the oldest.
-  subscript(offset: Int) -> Element {
-    elements[head + offset]
-  }
-
   /// Whether a waiting element satisfies `predicate`.
   func contains(where predicate: (Element) -> Bool) -> Bool {
-    elements[head...].contains(where: predicate)
+    elements[head...].contains { predicate($0.unsafelyUnwrapped) }
   }
 
   /// Replaces each waiting element with what `transform` returns for it (for cancelling queued
   /// work in place, keeping the order of the rest).
   mutating func updateEach(_ transform: (Element) -> Element) {
     for index in head..<elements.count {
-      elements[index] = transform(elements[index])
+      elements[index] = transform(elements[index].unsafelyUnwrapped)
     }
   }
 
@@ -80,7 +84,7 @@ struct WorkQueue<Element> {
   /// Empties the queue and returns what it held, oldest first, so its owner can release it after
   /// unlocking.
   mutating func takeAll() -> [Element] {
-    let taken = Array(elements[head...])
+    let taken = elements[head...].map { $0.unsafelyUnwrapped }
     removeAll()
     return taken
   }
