@@ -1,0 +1,67 @@
+import Testing
+
+@testable import PropertyObservation
+
+/// A value and a capture whose deinit is user code that checks, in debug builds, that the
+/// releasing thread holds none of the library's locks.
+private final class Payload: @unchecked Sendable {
+  let number: Int
+  init(_ number: Int) { self.number = number }
+  deinit { Lock.assertNotHeld("A user object was released") }
+}
+
+private final class Target {
+  var payload: Payload?
+}
+
+/// Issue 18's rule, checked on every path that lets go of user objects: values replaced in the
+/// box, in derived pipelines, in Driver lanes and replays; closures of cancelled tokens, removed
+/// owners, pruned owners, replaced bindings. A release under a lock stops the child process.
+@Suite("Nothing is released under a lock")
+struct ReleaseOutsideLockTests {
+  @Test func valuesAndClosuresAreReleasedAfterUnlocking() async {
+    await #expect(processExitsWith: .success) {
+      let source = Observable(Payload(0))
+      let derived = source.map { Payload($0.number * 2) }.removeDuplicates {
+        $0.number == $1.number
+      }
+      let main = ManualScheduler()
+      let driver = derived.asDriver(policy: .coalescing, scheduler: .manual(main))
+      let everyValue = source.asDriver(scheduler: .manual(main))
+      let target = Target()
+      derived.bind(to: target, \.payload)
+      var tokens: [ObservationToken] = []
+      var driven: [Target] = []
+      for round in 1...20 {
+        let captured = Payload(-round)
+        tokens.append(source.observe { _, _ in withExtendedLifetime(captured) {} })
+        // Key-path drives: their values are payloads that the lanes and replays let go of.
+        let screen = Target()
+        driven.append(screen)
+        main.runOnMain {
+          driver.drive(screen, \.payload)
+          everyValue.drive(screen, \.payload)
+        }
+        do {
+          let owner = Target()
+          source.addObserver(owner) { _, _ in withExtendedLifetime(captured) {} }
+        }
+        withObservationTransaction {
+          source.value = Payload(round)
+          source.value = Payload(round + 100)
+        }
+        source.value = Payload(round)
+        if round % 3 == 0 { Observable(Payload(round)).bind(to: target, \.payload) }
+        if round % 2 == 0 {
+          tokens.removeFirst().cancel()
+          main.runOnMain { driver.stopDriving(driven.removeFirst()) }
+        }
+        main.runAll()
+      }
+      tokens.removeAll()
+      driven.removeAll()
+      source.value = Payload(0)
+      main.runAll()
+    }
+  }
+}
