@@ -54,6 +54,8 @@ public class ReadOnlyObservable<Value> {
   /// Gated registrations the deliverer has reached: closed ones collect the rounds they miss,
   /// open ones wait to be caught up.
   @exclusivity(unchecked) private var reachedGates: [Gate<Value>] = []
+  /// Gates whose missed rounds the deliverer is delivering right now: a removal still finds them.
+  @exclusivity(unchecked) private var catchingUp: [Gate<Value>] = []
   @exclusivity(unchecked) private var needsCompaction = false
   /// Setters from other threads waiting for their turn, and how many changes are queued.
   @exclusivity(unchecked) private var waiters: [TurnWaiter] = []
@@ -314,7 +316,9 @@ public class ReadOnlyObservable<Value> {
     released: inout [Callback]
   ) {
     if hasPending { cancelQueuedAdds(selection, released: &released) }
-    if !reachedGates.isEmpty { cancelReachedGates(selection, released: &released) }
+    if !reachedGates.isEmpty || !catchingUp.isEmpty {
+      cancelReachedGates(selection, released: &released)
+    }
     switch state.remove(on: .current) {
     case .removeNow:
       observers.remove(selection, slotHint: slotHint, released: &released, taking: true)
@@ -333,7 +337,7 @@ public class ReadOnlyObservable<Value> {
     pending.updateEach { event in
       switch event {
       case .add(var entry, _) where entry.isSelected(by: selection):
-        if let callback = entry.takeCallback() { released.append(callback) }
+        released.append(entry.takeCallback())
         return .cancelled
       case .gated(let gate) where gate.entry.isSelected(by: selection):
         gate.cancel(released: &released)
@@ -345,7 +349,7 @@ public class ReadOnlyObservable<Value> {
   }
 
   private func cancelReachedGates(_ selection: Selection, released: inout [Callback]) {
-    for gate in reachedGates where gate.entry.isSelected(by: selection) {
+    for gate in reachedGates + catchingUp where gate.entry.isSelected(by: selection) {
       gate.cancel(released: &released)
     }
   }
@@ -419,8 +423,8 @@ public class ReadOnlyObservable<Value> {
         if gate.isOpen {
           if !gate.entry.isRemoved {
             observers.append(gate.entry, indexed: gate.indexed, released: &released)
-          } else if let callback = gate.takeCallback() {
-            released.append(callback)
+          } else {
+            released.append(gate.takeCallback())
           }
         } else {
           reachedGates.append(gate)
@@ -458,6 +462,7 @@ public class ReadOnlyObservable<Value> {
     hasBoundaryWork = !reachedGates.isEmpty
     guard let index = reachedGates.firstIndex(where: { $0.isOpen }) else { return nil }
     let gate = reachedGates.remove(at: index)
+    catchingUp.append(gate)
     hasBoundaryWork = !reachedGates.isEmpty
     return CatchUp(gate: gate, observable: self)
   }
@@ -480,15 +485,16 @@ public class ReadOnlyObservable<Value> {
       var released: [Callback] = []
       if !gate.isCancelled, entry.isLive {
         observable.observers.append(entry, indexed: gate.indexed, released: &released)
-      } else if let callback = gate.takeCallback() {
-        released.append(callback)
+      } else {
+        released.append(gate.takeCallback())
       }
       gate.backlog = []
+      observable.catchingUp.removeAll { $0 === gate }
       observable.lock.unlock()
     }
 
     private func call(_ entry: inout Entry, _ value: Value, _ option: ObservableOptions) {
-      guard let callback = entry.callback else { return }
+      let callback = entry.callback
       if entry.isToken {
         callback(value, option)
       } else if let owner = entry.owner {
@@ -534,11 +540,11 @@ public class ReadOnlyObservable<Value> {
   ) {
     guard entry.pointee.wants(bit) else { return }
     if entry.pointee.isToken {
-      entry.pointee.callback.unsafelyUnwrapped(value, option)
+      entry.pointee.callback(value, option)
       outcome.calls &+= 1
     } else if let owner = entry.pointee.owner {
       // The one weak load per delivery; the strong reference keeps the owner alive for the call.
-      entry.pointee.callback.unsafelyUnwrapped(value, option)
+      entry.pointee.callback(value, option)
       #if compiler(>=6.1)
         extendLifetime(owner)
       #else
@@ -696,10 +702,10 @@ private final class Gate<Value> {
     isCancelled = true
     entry.markRemoved()
     if isOpen { return }  // the deliverer may be calling it; it is released when caught up
-    if let callback = entry.takeCallback() { released.append(callback) }
+    released.append(entry.takeCallback())
   }
 
-  func takeCallback() -> ((Value, ObservableOptions) -> Void)? {
+  func takeCallback() -> (Value, ObservableOptions) -> Void {
     entry.takeCallback()
   }
 }

@@ -25,9 +25,11 @@ struct ObserverEntry<Value> {
   /// The owner; `nil` for a token entry.
   weak var owner: AnyObject?
   private var word: UInt
-  /// `nil` once the entry is removed and its closure handed back to be released outside the
-  /// lock; a removed entry is never called.
-  private(set) var callback: ((Value, ObservableOptions) -> Void)?
+  /// Replaced by a closure that does nothing once the entry is removed and its closure handed
+  /// back to be released outside the lock; a removed entry is never called. Not optional: the
+  /// delivery loop calls it unspecialized, where unwrapping an optional function would need a
+  /// reabstraction thunk, allocated on every call.
+  private(set) var callback: (Value, ObservableOptions) -> Void
 
   // The delivery loop runs unspecialized (generic over `Value`), where the optimizer would
   // otherwise leave these one-instruction accessors as calls that each need type metadata.
@@ -122,8 +124,8 @@ struct ObserverEntry<Value> {
   /// Takes the closure out of a removed entry, so that its owner can release it (and whatever it
   /// captured, whose deinit is user code) after unlocking. Only safe while no round runs, or for
   /// an entry the round has passed: a round may be executing this very closure.
-  mutating func takeCallback() -> ((Value, ObservableOptions) -> Void)? {
-    defer { callback = nil }
+  mutating func takeCallback() -> (Value, ObservableOptions) -> Void {
+    defer { callback = { _, _ in } }
     return callback
   }
 

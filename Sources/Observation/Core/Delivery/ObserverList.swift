@@ -85,7 +85,7 @@ struct ObserverList<Value> {
     var found = false
     func take(_ index: Int) {
       markRemoved(at: index)
-      if taking, let callback = base[index].takeCallback() { released.append(callback) }
+      if taking { released.append(base[index].takeCallback()) }
       found = true
     }
     if let index = indexedSlot(of: selection, hint: slotHint) { take(index) }
@@ -95,7 +95,7 @@ struct ObserverList<Value> {
         if selection.isUnique { break }
       }
     }
-    if found && taking { removeMarkedIfWorthIt() }
+    if found && taking { removeMarkedIfWorthIt(released: &released) }
     return found
   }
 
@@ -139,13 +139,10 @@ struct ObserverList<Value> {
   }
 
   /// Drops the marked entries once they are at least half of the buffer: removing them one at a
-  /// time would move the whole tail on every removal, making mass removal quadratic. Only for
-  /// marked entries whose closures were already taken.
-  private mutating func removeMarkedIfWorthIt() {
-    if markedCount * 2 >= count {
-      var none: [Callback] = []
-      removeMarked(released: &none)
-    }
+  /// time would move the whole tail on every removal, making mass removal quadratic. Entries a
+  /// round marked still hold their closures: those go to `released`.
+  private mutating func removeMarkedIfWorthIt(released: inout [Callback]) {
+    if markedCount * 2 >= count { removeMarked(released: &released) }
   }
 
   /// Removes, in place and keeping order, the entries marked removed, moving any closure they
@@ -159,7 +156,7 @@ struct ObserverList<Value> {
     var kept = index
     while index < count {
       if base[index].isRemoved {
-        if let callback = base[index].takeCallback() { released.append(callback) }
+        released.append(base[index].takeCallback())
         (base + index).deinitialize(count: 1)
         index += 1
         continue
