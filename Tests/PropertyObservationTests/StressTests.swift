@@ -811,7 +811,12 @@ struct StressTests {
       let permanent = run.permanent[source]
       let history = accounting.history(of: permanent[0], initial: initialValues[source])
       let owned = accounting.history(of: permanent[1], initial: initialValues[source])
-      #expect(owned.values == history.values, "permanent observers disagree; \(context)")
+      let disagreement = zip(owned.values, history.values).enumerated().first { $1.0 != $1.1 }
+      let seen = "\(owned.values.count - 1) and \(history.values.count - 1) changes"
+      #expect(
+        disagreement == nil && owned.values.count == history.values.count,
+        "the permanent owner and token disagree from #\(disagreement?.offset ?? -1), saw \(seen); \(context)"
+      )
       let changes = Array(history.values.dropFirst())
       let expected = run.ledgers.flatMap { $0.setValues[source] }
       #expect(
