@@ -798,8 +798,11 @@ struct StressTests {
     ThreadLedger.install(run.ledgers[threadCount])
     defer { ThreadLedger.install(nil) }
 
-    let finished = runThreads(threadCount, within: 60) { run.work($0) }
-    try #require(finished, "the workers did not finish within 60 s (deadlock?); \(context)")
+    // Far more than a run needs (about 1 s in debug, 5 s under ThreadSanitizer by default), so
+    // only a deadlock trips it; a soak run gets proportionally longer.
+    let limit = 60 * max(1, run.operations / defaultOperations)
+    let finished = runThreads(threadCount, within: Double(limit)) { run.work($0) }
+    try #require(finished, "the workers did not finish within \(limit) s (deadlock?); \(context)")
     run.finalSets()
 
     var accounting = Accounting()
