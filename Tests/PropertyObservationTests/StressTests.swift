@@ -169,9 +169,15 @@ private final class Registration: @unchecked Sendable {
     calls.append(Call(option: option, value: value, time: clock.now, afterOwnerDeath: dead))
   }
 
-  func end(at time: Int, timed: Bool = true) {
+  static let ownerDeath = "owner's death"
+
+  /// How the registration ended, for failure messages.
+  var ending = ""
+
+  func end(at time: Int, timed: Bool = true, by ending: String) {
     guard isLive else { return }
     isLive = false
+    self.ending = ending
     endedAt = time
     endIsTimed = timed
   }
@@ -503,7 +509,7 @@ private final class StressRun: @unchecked Sendable {
       if replacing {
         let now = clock.tick()
         for earlier in owned.registrations where earlier.source == source && earlier.isLive {
-          if earlier.name.hasPrefix("addObserver") { earlier.end(at: now) }
+          if earlier.name.hasPrefix("addObserver") { earlier.end(at: now, by: "replacement") }
         }
       }
       checkInitial(registration)
@@ -596,23 +602,27 @@ private final class StressRun: @unchecked Sendable {
         held.token = nil
       }
       let now = clock.tick()
-      for registration in held.registrations { registration.end(at: now) }
+      for registration in held.registrations { registration.end(at: now, by: "token's end") }
       held.token = nil
     case .owner(let owned):
       if random.chance(50), let owner = owned.owner {
         sources[source].removeObserver(owner)
         let now = clock.tick()
         for registration in owned.registrations where registration.source == source {
-          registration.end(at: now)
+          registration.end(at: now, by: "removeObserver")
         }
-        if let token = owned.ownedToken, token.source == source { token.end(at: now) }
+        if let token = owned.ownedToken, token.source == source {
+          token.end(at: now, by: "removeObserver")
+        }
       }
       // Dropped: the owner dies here, or when a delivering thread lets go of it.
       owned.owner = nil
       let now = clock.tick()
-      for registration in owned.registrations { registration.end(at: now) }
+      for registration in owned.registrations {
+        registration.end(at: now, by: Registration.ownerDeath)
+      }
       // The owner's closure, and the token it owns, go when the engine prunes the owner.
-      owned.ownedToken?.end(at: now, timed: false)
+      owned.ownedToken?.end(at: now, timed: false, by: Registration.ownerDeath)
     case .label(_, let bound):
       if random.chance(50) { bound.binding.unbind() }
     }
@@ -696,7 +706,10 @@ private struct Accounting {
   }
 
   mutating func check(_ registration: Registration, against history: History) {
-    let label = "\(registration.name) \(registration.options) on source \(registration.source)"
+    let label =
+      "\(registration.name) \(registration.options) on source \(registration.source)"
+      + (registration.isLive ? "" : " (ended by \(registration.ending))")
+      + (registration.owner.map { " (owner died at \($0.diedAt.load(ordering: .relaxed)))" } ?? "")
     var calls = registration.calls[...]
     var firstChange: Int?
     if registration.options.contains(.initial) {
@@ -756,7 +769,13 @@ private struct Accounting {
       if rounds.last?.change != history.values.count - 1 {
         fail("\(label): a live registration missed the last change (it saw \(rounds.count))")
       }
-    } else if let endedAt = registration.endedAt, registration.endIsTimed {
+    } else if var endedAt = registration.endedAt, registration.endIsTimed {
+      if registration.ending == Registration.ownerDeath, let owner = registration.owner {
+        // The owner dies when its last strong reference goes, which may be a delivering thread
+        // of the other source in the middle of a call: time the end by the deinit itself.
+        endedAt = owner.diedAt.load(ordering: .relaxed)
+        if endedAt == 0 { fail("\(label): the dropped owner never died") }
+      }
       for round in rounds where StressValue.stamp(history.values[round.change]) > endedAt {
         fail("\(label): called for change #\(round.change), set after it ended at \(endedAt)")
         break
