@@ -15,7 +15,8 @@ import Testing
 // Eight threads run a seeded random mix of operations on two `Observable<Int>`s: sets, token and
 // owner registrations (some with `.initial`, so they race the deliverer), removals, cancels,
 // dropped owners and tokens, tokens owned by other registrations' closures (ending one ends the
-// other from inside the engine), bindings of short-lived targets (whose addresses the allocator
+// other from inside the engine; that variant is disabled until the engine stops deadlocking on
+// it, see `StressFindingsTests`), bindings of short-lived targets (whose addresses the allocator
 // hands to the next token), and rebinding across sources. Permanent observers nest sets from
 // their callbacks (with a stopping rule) and rebind long-lived labels inside rounds.
 //
@@ -24,10 +25,13 @@ import Testing
 // engine runs one round at a time and hands the deliverer role over under its lock, so these
 // accesses are ordered by the library (ThreadSanitizer checks that claim on every run).
 //
-// Size: `STRESS_OPERATIONS` operations per thread (default 1 500; CI runs the default in debug
-// and under ThreadSanitizer). A soak run raises it and may fix the seed:
+// Size: `STRESS_OPERATIONS` operations per thread (default 1 500: 1-3 s in debug, 6-9 s under
+// ThreadSanitizer on two cores). A soak run raises it and may fix the seed:
 //
-//     STRESS_OPERATIONS=100000 STRESS_SEED=42 swift test -c release --filter StressTests
+//     STRESS_OPERATIONS=10000 STRESS_SEED=42 swift test --filter StressTests
+//
+// The time grows faster than the count (10 000 took 55 s in debug); a stack sample of such a run
+// showed threads queueing on the lock while a removal scanned the pending queue (issue 12).
 //
 // A failure prints the seed; rerun with `STRESS_SEED=<seed>` to replay the same script (thread
 // interleavings differ from run to run, so a rare failure may need several runs).
@@ -817,7 +821,7 @@ struct StressTests {
     ThreadLedger.install(run.ledgers[threadCount])
     defer { ThreadLedger.install(nil) }
 
-    // Far more than a run needs (about 1 s in debug, 5 s under ThreadSanitizer by default), so
+    // Far more than a run needs (see the size note at the top of the file), so
     // only a deadlock trips it; a soak run gets proportionally longer.
     let limit = 60 * max(1, run.operations / defaultOperations)
     let finished = runThreads(threadCount, within: Double(limit)) { run.work($0) }
