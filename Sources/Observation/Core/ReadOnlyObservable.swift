@@ -23,7 +23,9 @@ public class ReadOnlyObservable<Value> {
 
   /// Work that arrives while a round is running, applied in arrival order between rounds.
   private enum PendingEvent {
-    /// A stored change and the thread that delivers it (`nil`: whoever holds the role).
+    /// A stored change and the thread that delivers it: `nil` for the delivery queue (a set made
+    /// inside a callback while another thread delivered), `.anyDeliverer` for whoever holds the
+    /// role (a setter that stopped waiting).
     case change(old: Value, new: Value, setter: ThreadID?)
     /// A registration; `indexed` when it replaced the owner's earlier ones (see `ObserverList`).
     case add(Entry, indexed: Bool)
@@ -60,6 +62,8 @@ public class ReadOnlyObservable<Value> {
   /// Setters from other threads waiting for their turn, and how many changes are queued.
   @exclusivity(unchecked) private var waiters: [TurnWaiter] = []
   @exclusivity(unchecked) private var queuedChanges = 0
+  /// Counts rounds and hand-overs, so a waiting setter can tell a slow turn from a stuck one.
+  @exclusivity(unchecked) private var progress: UInt = 0
   @exclusivity(unchecked) private var tracer: Tracer?
 
   /// 0 for an ``Observable``; for a derived observable, 1 + the highest rank of its sources, so
@@ -205,8 +209,10 @@ public class ReadOnlyObservable<Value> {
       }
       return true
     }
+    // Inside a callback (of any observable) this thread must not wait for a turn.
+    let isNested = context.propagationDepth > 0 || context.isFlushing
     context.beginPropagation()
-    startRound(old: oldValue, new: newValue)
+    startRound(old: oldValue, new: newValue, isNested: isNested)
     context.endPropagation()
     return true
   }
@@ -215,16 +221,20 @@ public class ReadOnlyObservable<Value> {
   /// the current one.
   final func commitTransaction(from oldValue: Value) {
     lock.lock()
-    startRound(old: oldValue, new: storage)
+    startRound(old: oldValue, new: storage, isNested: false)
   }
 
   /// Entered with the lock held after a change was stored; returns with it released once this
   /// thread has delivered what it must (see `DeliveryState`).
-  private func startRound(old oldValue: Value, new newValue: Value) {
+  private func startRound(old oldValue: Value, new newValue: Value, isNested: Bool) {
     let thread = ThreadID.current
     switch state.set(on: thread) {
     case .enqueue:
       enqueueChange(old: oldValue, new: newValue, setter: thread)
+      lock.unlock()
+    case .enqueueAndWait where isNested && queuedChanges < Self.queuedChangeLimit:
+      // For the delivery queue (see `DeliveryState`): waiting here could close a cycle.
+      enqueueChange(old: oldValue, new: newValue, setter: nil)
       lock.unlock()
     case .enqueueAndWait:
       enqueueChange(old: oldValue, new: newValue, setter: thread)
@@ -375,25 +385,45 @@ public class ReadOnlyObservable<Value> {
 
   /// Applies queued work in arrival order, running a round for each queued change, until the
   /// queue is empty; then gives up the deliverer role. Only the deliverer calls this.
-  private func drain() {
+  private func drain(onQueue: Bool = false) {
     lock.lock()
     guard hasPending || hasBoundaryWork || needsCompaction else {
       state.finish(on: .current)
       lock.unlock()
       return
     }
-    drainQueue()
+    drainQueue(onQueue: onQueue)
+  }
+
+  /// The delivery queue's job: takes the role it was handed and delivers what nobody waits for.
+  fileprivate func runDeliveryQueueJob() {
+    let context = ObservationContext.current
+    context.beginPropagation()
+    lock.lock()
+    state.adoptQueuedRole(on: .current)
+    lock.unlock()
+    drain(onQueue: true)
+    context.endPropagation()
   }
 
   /// The slow half of ``drain()``: entered with the lock held, returns with it released. Kept
   /// apart because touching the generic queue costs a metadata look-up per call even when the
   /// code that uses it does not run.
   @inline(never)
-  private func drainQueue() {
+  private func drainQueue(onQueue: Bool) {
     let thread = ThreadID.current
     var released: [Callback] = []
     while true {
       state.requireDeliverer(thread)
+      if needsCompaction {
+        // Entries the last round marked (removed in a callback, dead owners) go now, so their
+        // closures, and what those own, are released before the next round, not at the end.
+        // Dropping the marked ones is enough: `compact()` would load every owner's weak
+        // reference again (~50 instructions each), which made churn cost 1.2x the floor.
+        applyDeferredRemovals(released: &released)
+        observers.removeMarked(released: &released)
+        needsCompaction = false
+      }
       if hasBoundaryWork, let catchUp = boundaryWork(released: &released) {
         lock.unlock()
         released = []
@@ -401,11 +431,38 @@ public class ReadOnlyObservable<Value> {
         lock.lock()
         continue
       }
-      guard let event = pending.first else { break }
-      if case .change(_, _, let setter?) = event, setter != thread {
-        // Another thread made this change and waits to deliver it: hand the role over.
-        guard handOver(to: setter, released: &released) else { return }
-        continue
+      guard let event = pending.first else {
+        guard released.isEmpty && !needsCompaction else {
+          // Let go of removed closures while still holding the role: the registrations they
+          // own (a token in a closure) end before any later round can start.
+          lock.unlock()
+          Lock.assertNotHeld()
+          released = []
+          lock.lock()
+          continue
+        }
+        break
+      }
+      var deliveredFor: ThreadID?
+      if case .change(_, _, let setter) = event, setter != thread, setter != .anyDeliverer {
+        // This thread delivers its own changes, and what was queued before them, itself: a
+        // deliverer never waits for a turn (inside a callback a cycle of waits could close, and
+        // elsewhere it would only trade places with the waiting thread). So it delivers a waiting
+        // thread's change for it when one of its own re-entrant changes is queued behind, and
+        // hands the role over otherwise.
+        let ownChangeIsQueued = pending.contains { Self.isChange($0, by: thread) }
+        if let setter {
+          if ownChangeIsQueued {
+            deliveredFor = setter
+          } else {
+            handOver(to: setter, released: &released)
+            return
+          }
+        } else if !onQueue && !ownChangeIsQueued {
+          // Nobody waits for it: the delivery queue takes it.
+          handOver(to: .deliveryQueue, released: &released)
+          return
+        }
       }
       _ = pending.popFirst()
       switch event {
@@ -417,6 +474,13 @@ public class ReadOnlyObservable<Value> {
         released = []
         deliverRound(old: oldValue, new: newValue, tracer: tracer)
         lock.lock()
+        progress &+= 1
+        if let deliveredFor, let index = waiters.firstIndex(where: { $0.thread == deliveredFor }) {
+          // Its setter may return: its change has been delivered.
+          let waiter = waiters.remove(at: index)
+          waiter.isDelivered = true
+          waiter.semaphore.signal()
+        }
       case .add(let entry, let indexed):
         observers.append(entry, indexed: indexed, released: &released)
       case .gated(let gate):
@@ -435,29 +499,29 @@ public class ReadOnlyObservable<Value> {
       }
     }
     hasPending = false
-    if needsCompaction {
-      // The round marked every entry it found dead and every removal marked its entries, so
-      // dropping the marked ones is enough: `compact()` would load every owner's weak reference
-      // again (~50 instructions each), which made churn cost 1.2x the weak-owner floor.
-      observers.removeMarked(released: &released)
-      needsCompaction = false
-    }
     #if DEBUG
       observers._checkInvariants()
     #endif
     state.finish(on: thread)
     lock.unlock()
-    Lock.assertNotHeld()
-    released = []
+  }
+
+  /// Applies the removals other threads made during the current round, lock held. All of them
+  /// are marked before anything compacts: compaction writes into the tokens of the entries it
+  /// moves, and a token whose removal is pending may already be gone.
+  fileprivate func applyDeferredRemovals(released: inout [Callback]) {
+    guard !deferredRemovals.isEmpty else { return }
+    for selection in deferredRemovals {
+      observers.remove(selection, released: &released, taking: true, compacting: false)
+    }
+    deferredRemovals.removeAll()
+    observers.removeMarkedIfWorthIt(released: &released)
   }
 
   /// What the deliverer does between rounds, lock held: applies removals from other threads and
   /// returns the next open gate to catch up, if any (delivered after unlocking).
   private func boundaryWork(released: inout [Callback]) -> CatchUp? {
-    for selection in deferredRemovals {
-      observers.remove(selection, released: &released, taking: true)
-    }
-    deferredRemovals.removeAll()
+    applyDeferredRemovals(released: &released)
     // Closed gates keep the flag up: every round must be recorded for them.
     hasBoundaryWork = !reachedGates.isEmpty
     guard let index = reachedGates.firstIndex(where: { $0.isOpen }) else { return nil }
@@ -483,6 +547,8 @@ public class ReadOnlyObservable<Value> {
       }
       observable.lock.lock()
       var released: [Callback] = []
+      // Removals that arrived during the catch-up come first (the append may compact).
+      observable.applyDeferredRemovals(released: &released)
       if !gate.isCancelled, entry.isLive {
         observable.observers.append(entry, indexed: gate.indexed, released: &released)
       } else {
@@ -579,7 +645,7 @@ public class ReadOnlyObservable<Value> {
   }
 
   @inline(never)
-  private func enqueueChange(old oldValue: Value, new newValue: Value, setter: ThreadID) {
+  private func enqueueChange(old oldValue: Value, new newValue: Value, setter: ThreadID?) {
     enqueue(.change(old: oldValue, new: newValue, setter: setter))
     queuedChanges += 1
   }
@@ -597,40 +663,59 @@ public class ReadOnlyObservable<Value> {
   /// How many changes may wait before a setter keeps waiting instead of leaving its change.
   private static var queuedChangeLimit: Int { 1024 }
 
-  /// Entered by the deliverer with the lock held when the head of the queue is `setter`'s
-  /// change. Hands the role over and wakes `setter`; if this thread still has changes of its own
-  /// further back, it waits for its turn. Returns with the lock held if this thread is the
-  /// deliverer again, or `false` with it released.
-  private func handOver(to setter: ThreadID, released: inout [Callback]) -> Bool {
+  /// Entered by the deliverer with the lock held when the head of the queue is a change it does
+  /// not deliver itself and none of its own is queued: hands the role to `setter` (waiting for
+  /// it) or to the delivery queue, and returns with the lock released.
+  private func handOver(to setter: ThreadID, released: inout [Callback]) {
     let thread = ThreadID.current
-    state.handOver(from: thread, to: setter)
-    guard let index = waiters.firstIndex(where: { $0.thread == setter }) else {
-      preconditionFailure("A queued change belongs to \(setter), which is not waiting.")
+    let next: TurnWaiter?
+    progress &+= 1
+    if setter == .deliveryQueue {
+      state.handOverToQueue(from: thread)
+      next = nil
+    } else {
+      state.handOver(from: thread, to: setter)
+      guard let index = waiters.firstIndex(where: { $0.thread == setter }) else {
+        preconditionFailure("A queued change belongs to \(setter), which is not waiting.")
+      }
+      next = waiters.remove(at: index)
     }
-    let next = waiters.remove(at: index)
-    let ownChangeIsQueued = pending.contains { Self.isChange($0, by: thread) }
-    let waiter = ownChangeIsQueued ? TurnWaiter(thread: thread) : nil
-    if let waiter { waiters.append(waiter) }
     lock.unlock()
     Lock.assertNotHeld()
     released = []
-    next.semaphore.signal()
-    guard let waiter, waitForTurn(waiter) else { return false }
-    lock.lock()
-    return true
+    if let next {
+      next.semaphore.signal()
+    } else {
+      let job = DeliveryQueueJob(observable: self)
+      DispatchQueue.global().async { job.run() }
+    }
   }
 
-  /// Waits, without the lock, until a deliverer hands this thread the role; returns `true` then.
-  /// If no turn comes in time and the queue has room, the thread's queued changes are left to
-  /// whoever delivers and it returns `false`: waiting longer could deadlock when a callback on the
+  /// Waits, without the lock, until a deliverer hands this thread the role; returns `true` then,
+  /// or `false` if another thread delivered the change for it. If no round is delivered for a
+  /// whole `turnTimeout` and the queue has room, the thread's queued changes are left to the
+  /// deliverer and it returns `false`: waiting longer could deadlock when a callback on the
   /// delivering thread is itself waiting for this thread.
   private func waitForTurn(_ waiter: TurnWaiter) -> Bool {
+    var lastProgress = lock.withLock { progress }
     while true {
-      if waiter.semaphore.wait(timeout: .now() + Self.turnTimeout) == .success { return true }
+      let isSignalled = waiter.semaphore.wait(timeout: .now() + Self.turnTimeout) == .success
       lock.lock()
       if state.isDeliverer(waiter.thread) {
         lock.unlock()
         return true
+      }
+      if waiter.isDelivered {
+        // A thread that could not wait delivered the change for this one.
+        lock.unlock()
+        return false
+      }
+      precondition(!isSignalled, "A setter was woken without its turn or its delivery.")
+      if progress != lastProgress {
+        // Rounds are being delivered: the turn is slow (a busy machine), not stuck. Keep waiting.
+        lastProgress = progress
+        lock.unlock()
+        continue
       }
       if queuedChanges < Self.queuedChangeLimit {
         waiters.removeAll { $0 === waiter }
@@ -638,7 +723,8 @@ public class ReadOnlyObservable<Value> {
           guard case .change(let oldValue, let newValue, waiter.thread?) = event else {
             return event
           }
-          return .change(old: oldValue, new: newValue, setter: nil)
+          // Rare (a callback blocked the deliverer for a whole timeout): the deliverer takes it.
+          return .change(old: oldValue, new: newValue, setter: .anyDeliverer)
         }
         lock.unlock()
         return false
@@ -667,11 +753,26 @@ private final class TransactionRecord<Value>: TransactionParticipant {
   }
 }
 
+/// The delivery queue's job for one observable, sent to a global queue.
+///
+/// Only an observable used from several threads hands changes to the queue, and an observable is
+/// `Sendable` (so can be used from several threads) only when its value is: for the others this
+/// job is never made. Its state is guarded by the observable's lock.
+private struct DeliveryQueueJob<Value>: @unchecked Sendable {
+  let observable: ReadOnlyObservable<Value>
+
+  func run() {
+    observable.runDeliveryQueueJob()
+  }
+}
+
 /// A setter waiting for its turn to deliver its change; the deliverer signals it when handing
 /// over the role.
 private final class TurnWaiter {
   let thread: ThreadID
   let semaphore = DispatchSemaphore(value: 0)
+  /// Set, under the observable's lock, when another thread delivered this setter's change.
+  var isDelivered = false
 
   init(thread: ThreadID) {
     self.thread = thread

@@ -12,8 +12,11 @@
 ///   own thread) after the current round; a set from another thread while a round runs is
 ///   stored, queued, and its thread waits for its turn, which the deliverer hands over when that
 ///   change reaches the head of the queue. So no thread delivers an unbounded stream of other
-///   threads' changes. A waiting setter that gets no turn within a short time (a callback may be
-///   waiting for that very thread) leaves its change to whoever delivers and returns.
+///   threads' changes. A set made inside a callback (of any observable) while another thread
+///   delivers never waits, since waiting there could close a cycle of waits between threads:
+///   its change is queued for the library's delivery queue, which also takes the change of a
+///   waiting setter that gets no turn within a short time (a callback may be waiting for that
+///   very thread).
 /// - Registrations made during a round are queued too, so a round's list never changes under
 ///   it. A registration with `.initial` from the delivering thread gets `.initial` at once; from
 ///   another thread it gets `.initial` at once as well, on its own thread, and is *gated*: the
@@ -60,6 +63,22 @@ struct DeliveryState: Equatable {
     requireDeliverer(thread)
     precondition(next != thread, "A deliverer handed the turn to itself.")
     role = .delivering(next)
+  }
+
+  /// The deliverer reached a change that nobody waits to deliver (made inside a callback while
+  /// another thread delivered, or left by a setter whose wait timed out): the role moves to the
+  /// library's delivery queue, which adopts it when its job starts.
+  mutating func handOverToQueue(from thread: ThreadID) {
+    requireDeliverer(thread)
+    role = .delivering(.deliveryQueue)
+  }
+
+  /// The delivery queue's job starts on `thread` and takes the role it was handed.
+  mutating func adoptQueuedRole(on thread: ThreadID) {
+    precondition(
+      role == .delivering(.deliveryQueue),
+      "The delivery queue started without being handed the role.")
+    role = .delivering(thread)
   }
 
   /// Whether `thread` holds the role (a waiting setter checks this when its wait times out).

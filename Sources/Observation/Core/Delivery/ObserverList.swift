@@ -8,6 +8,10 @@
 /// entries make up half of it, so removing many registrations one by one stays linear. Setting
 /// a value never allocates or copies the list.
 ///
+/// Compaction moves entries and writes the new slots into their tokens, so the list's owner must
+/// apply every pending removal of a token before anything that may compact (an append or a
+/// removal): a token whose removal is still pending may already be deallocated.
+///
 /// Not thread-safe: ``Observable`` guards it with its lock and its delivering-thread rule.
 struct ObserverList<Value> {
   typealias Entry = ObserverEntry<Value>
@@ -80,7 +84,8 @@ struct ObserverList<Value> {
     _ selection: Selection,
     slotHint: Int? = nil,
     released: inout [Callback],
-    taking: Bool
+    taking: Bool,
+    compacting: Bool = true
   ) -> Bool {
     var found = false
     func take(_ index: Int) {
@@ -95,7 +100,7 @@ struct ObserverList<Value> {
         if selection.isUnique { break }
       }
     }
-    if found && taking { removeMarkedIfWorthIt(released: &released) }
+    if found && taking && compacting { removeMarkedIfWorthIt(released: &released) }
     return found
   }
 
@@ -141,7 +146,7 @@ struct ObserverList<Value> {
   /// Drops the marked entries once they are at least half of the buffer: removing them one at a
   /// time would move the whole tail on every removal, making mass removal quadratic. Entries a
   /// round marked still hold their closures: those go to `released`.
-  private mutating func removeMarkedIfWorthIt(released: inout [Callback]) {
+  mutating func removeMarkedIfWorthIt(released: inout [Callback]) {
     if markedCount * 2 >= count { removeMarked(released: &released) }
   }
 

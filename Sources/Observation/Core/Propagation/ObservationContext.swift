@@ -45,7 +45,7 @@ final class ObservationContext {
   private(set) var propagationDepth = 0
   /// Counts this thread's propagations, so derived pipelines can tell one from the next.
   private var propagationSerial: UInt64 = 0
-  private var isFlushing = false
+  private(set) var isFlushing = false
   private var staleNodes: [any PropagationNode] = []
 
   private(set) var transactionDepth = 0
