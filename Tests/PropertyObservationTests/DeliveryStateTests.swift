@@ -13,6 +13,7 @@ struct DeliveryStateTests {
   /// One event a thread can cause.
   private enum Event: CaseIterable {
     case set, register, registerWithInitial, remove, openGate, finish, handOver
+    case handOverToQueue, adoptQueuedRole
   }
 
   /// What the rules say, kept as plainly as possible.
@@ -29,6 +30,8 @@ struct DeliveryStateTests {
       switch event {
       case .finish: deliverer == thread
       case .handOver: deliverer == thread
+      case .handOverToQueue: deliverer == thread
+      case .adoptQueuedRole: deliverer == .deliveryQueue
       case .openGate: gates[thread, default: 0] > 0 && deliverer != thread
       case .set, .register, .registerWithInitial, .remove: true
       }
@@ -118,6 +121,12 @@ struct DeliveryStateTests {
       let next = Self.threads.first { $0 != thread }!
       state.handOver(from: thread, to: next)
       reference.deliverer = next
+    case .handOverToQueue:
+      state.handOverToQueue(from: thread)
+      reference.deliverer = .deliveryQueue
+    case .adoptQueuedRole:
+      state.adoptQueuedRole(on: thread)
+      reference.deliverer = thread
     }
     let expectedRole: DeliveryState.Role = reference.deliverer.map { .delivering($0) } ?? .idle
     #expect(state.role == expectedRole, Comment(rawValue: context))
@@ -147,6 +156,14 @@ struct DeliveryStateTests {
       var state = DeliveryState()
       _ = state.set(on: ThreadID(raw: 1))
       state.handOver(from: ThreadID(raw: 2), to: ThreadID(raw: 3))
+    }
+  }
+
+  @Test func onlyTheDeliveryQueueMayAdoptAQueuedRole() async {
+    await #expect(processExitsWith: .failure) {
+      var state = DeliveryState()
+      _ = state.set(on: ThreadID(raw: 2))
+      state.adoptQueuedRole(on: ThreadID(raw: 3))
     }
   }
 

@@ -6,24 +6,28 @@
 /// <doc:Threading> a line of code that a test can drive without threads.
 ///
 /// The rules:
-/// - One thread at a time is the *deliverer*. A set that finds the observable idle makes its
-///   thread the deliverer. Changes are delivered in the order they were stored, each by the
-///   thread that made it: a set inside a callback is queued and delivered by the deliverer (its
-///   own thread) after the current round; a set from another thread while a round runs is
-///   stored, queued, and its thread waits for its turn, which the deliverer hands over when that
-///   change reaches the head of the queue. So no thread delivers an unbounded stream of other
-///   threads' changes. A set made inside a callback (of any observable) while another thread
-///   delivers never waits, since waiting there could close a cycle of waits between threads:
-///   its change is queued for the library's delivery queue, which also takes the change of a
-///   waiting setter that gets no turn within a short time (a callback may be waiting for that
-///   very thread).
+/// - One thread at a time is the *deliverer*, and changes are delivered in the order they were
+///   stored. A set that finds the observable idle makes its thread the deliverer. A set inside a
+///   callback of this observable is queued and delivered by the deliverer (its own thread) after
+///   the current round.
+/// - A set from another thread while a round runs is stored and queued, and the setting thread
+///   waits: when its change reaches the head of the queue the deliverer hands it the role, and it
+///   delivers its own round. No thread delivers an unbounded stream of other threads' changes.
+/// - A deliverer never waits: a change queued before one of its own re-entrant changes it
+///   delivers itself (releasing that change's waiting setter), and it hands the role over only
+///   when none of its own is left.
+/// - A set made inside a callback (of any observable) while another thread delivers never waits,
+///   since waiting there could close a cycle of waits between threads: its change goes to the
+///   library's delivery queue, which takes the role when it reaches the head.
+/// - A waiting setter that sees no round delivered for a short while (a callback may be waiting
+///   for that very thread) stops waiting; the deliverer delivers its change.
 /// - Registrations made during a round are queued too, so a round's list never changes under
 ///   it. A registration with `.initial` from the delivering thread gets `.initial` at once; from
 ///   another thread it gets `.initial` at once as well, on its own thread, and is *gated*: the
 ///   deliverer keeps the rounds it runs meanwhile for it and delivers them once `.initial` has
-///   returned, before any later round. Nobody waits and the role never changes hands.
+///   returned, before any later round.
 /// - Removals take effect at once when no round runs or on the delivering thread; from another
-///   thread during a round they take effect before the next round starts.
+///   thread during a round they take effect before the next round.
 struct DeliveryState: Equatable {
   enum Role: Equatable {
     case idle
