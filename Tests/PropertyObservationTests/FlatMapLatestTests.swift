@@ -265,6 +265,34 @@ struct FlatMapLatestTests {
       token.cancel()
     }
   }
+
+  @Test func switchesAndInnerSetsFromSeveralThreadsSettleOnTheLastSelection() {
+    let inners = (0..<4).map { Observable($0 * 1000) }
+    let selection = Observable(0)
+    let selected = selection.flatMapLatest { inners[$0] }
+    let log = RecordingLog<Int>()
+    let token = selected.observe { value, _ in log.append(value) }
+    runConcurrently(3) { thread in
+      for step in 1...200 {
+        if thread == 0 {
+          selection.value = step % 4
+        } else {
+          inners[(step + thread) % 4].update { $0 += 1 }
+        }
+      }
+    }
+    let last = selection.value
+    #expect(selected.value == inners[last].value)
+    #expect(inners.map(\.observerCount) == (0..<4).map { $0 == last ? 1 : 0 })
+    // Each inner only counts up, so a value below the last one published from the same inner
+    // would be a value of an older registration published late.
+    var latest: [Int: Int] = [:]
+    for value in log.events {
+      #expect(value >= latest[value / 1000, default: 0])
+      latest[value / 1000] = value
+    }
+    token.cancel()
+  }
 }
 
 /// Weak references to objects a test created, to count how many are still alive.
