@@ -5,46 +5,41 @@ import Testing
 /// The operator snippets of "Bindings and lifetimes" (conversion, selection, filtering, combining
 /// many), run as written. When one fails, fix the article with the code.
 @Suite struct OperatorDocumentationTests {
-  private final class Order {
-    @Observed var quantity = 1
-  }
-
   private final class TextField {
     let text = Observable("")
   }
 
   @Test func twoWayThroughAConversionRejectsTextThatIsNotANumber() {
-    let order = Order()
+    let quantity = Observable(1)
     let quantityField = TextField()
-    let token = order.$quantity.bindBidirectionally(
+    let token = quantity.bindBidirectionally(
       to: quantityField.text,
       forward: { String($0) },
       backward: { Int($0) }
     )
     #expect(quantityField.text.value == "1")
     quantityField.text.value = "12"
-    #expect(order.quantity == 12)
+    #expect(quantity.value == 12)
     quantityField.text.value = "12a"
-    #expect(order.quantity == 12)
+    #expect(quantity.value == 12)
     quantityField.text.value = "012"
-    #expect(order.quantity == 12)
+    #expect(quantity.value == 12)
     #expect(quantityField.text.value == "012")
-    order.quantity = 3
+    quantity.value = 3
     #expect(quantityField.text.value == "3")
     withExtendedLifetime(token) {}
   }
 
   @Test func followingASelectionShowsTheSelectedUsersNameOnly() {
-    let users = [DocumentationUser(name: "Ray"), DocumentationUser(name: "Grace")]
-    let names = users.map(\.$name)
+    let names = [Observable("Ray"), Observable("Ada")]
     let selection = Observable(0)
     let detailLabel = DocumentationTextLabel()
     let selectedName = selection.flatMapLatest { index in names[index] }
     selectedName.bind(to: detailLabel, \.text)
-    users[0].name = "Ada"
+    names[0].value = "Raymond"
     selection.value = 1
-    users[0].name = "Ray"
-    #expect(detailLabel.log == ["Ray", "Ada", "Grace"])
+    names[0].value = "Ray"
+    #expect(detailLabel.log == ["Ray", "Raymond", "Ada"])
   }
 
   @Test func compactMapKeepsTheLastNumberTyped() {

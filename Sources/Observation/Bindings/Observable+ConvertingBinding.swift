@@ -7,14 +7,16 @@ extension Observable {
   /// This binds a model to a control of another type, such as an `Int` to a text field's text:
   ///
   /// ```swift
-  /// let token = order.quantity.bindBidirectionally(
+  /// let quantity = Observable(1)
+  /// let quantityField = TextField()
+  /// let token = quantity.bindBidirectionally(
   ///   to: quantityField.text,
   ///   forward: { String($0) },
   ///   backward: { Int($0) }
   /// )
-  /// quantityField.text.value = "12"   // order.quantity is now 12
-  /// quantityField.text.value = "12a"  // rejected: order.quantity stays 12
-  /// order.quantity.value = 3          // quantityField.text is now "3"
+  /// quantityField.text.value = "12"   // quantity is now 12
+  /// quantityField.text.value = "12a"  // rejected: quantity stays 12
+  /// quantity.value = 3                // quantityField.text is now "3"
   /// ```
   ///
   /// **This observable wins at the moment of binding**: `other` is set to `forward(value)`

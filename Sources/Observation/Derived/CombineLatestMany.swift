@@ -7,11 +7,10 @@
 /// publishes whenever any of them changes.
 ///
 /// ```swift
-/// let summary = combineLatest(order.$count, order.$total, user.$currency, user.$isMember)
-///   .map { count, total, currency, isMember in
-///     "\(count) items, \(total) \(currency)\(isMember ? " (member price)" : "")"
-///   }
-/// summary.bind(to: summaryLabel, \.text)
+/// let summary = combineLatest(cart.count, cart.total, user.currency, user.name).map {
+///   count, total, currency, name in "\(name): \(count) items, \(total) \(currency)"
+/// }
+/// summary.bind(to: label, \.text)
 /// ```
 ///
 /// Any number of sources may be combined, of any types. The derived observable starts with the
@@ -51,7 +50,8 @@ public func combineLatest<First, each Other>(
 /// order, and publishes whenever any of them changes.
 ///
 /// ```swift
-/// let allDone = combineLatest(downloads.map(\.$isFinished)).map { $0.allSatisfy { $0 } }
+/// let downloads = [Download(), Download(), Download()]
+/// let allDone = combineLatest(downloads.map(\.isFinished)).map { $0.allSatisfy { $0 } }
 /// allDone.bind(to: doneButton, \.isEnabled)
 /// ```
 ///

@@ -7,9 +7,9 @@ extension ReadOnlyObservable {
   /// `isIncluded`, starting with `initial` if the current value does not.
   ///
   /// ```swift
-  /// // The last valid age the user typed; 0 until there is one.
-  /// let lastValidAge = ageField.number.filter(initial: 0) { (0...150).contains($0) }
-  /// lastValidAge.bind(to: summary, \.age)
+  /// // The last plausible age; 0 until there is one.
+  /// let lastValidAge = person.age.filter(initial: 0) { (0...150).contains($0) }
+  /// lastValidAge.map { "\($0) years" }.bind(to: label, \.text)
   /// ```
   ///
   /// **The first value**: the derived observable starts with this observable's current value
@@ -38,8 +38,9 @@ extension ReadOnlyObservable {
   ///
   /// ```swift
   /// // The number in a text field, while the text is one; 0 until it first is.
+  /// let quantityField = TextField()
   /// let quantity = quantityField.text.compactMap(initial: 0) { Int($0) }
-  /// quantity.map { "\($0) items" }.bind(to: totalLabel, \.text)
+  /// quantity.map { "\($0) items" }.bind(to: label, \.text)
   /// ```
   ///
   /// **The first value**: the derived observable starts with `transform` of this observable's

@@ -8,10 +8,12 @@ extension ReadOnlyObservable {
   /// follows that user's renames until the selection moves on.
   ///
   /// ```swift
-  /// let selectedName = screen.selection.flatMapLatest { index in users[index].$name }
+  /// let names = [Observable("Ray"), Observable("Ada")]  // each user's name
+  /// let selection = Observable(0)  // the selected row
+  /// let selectedName = selection.flatMapLatest { index in names[index] }
   /// selectedName.bind(to: detailLabel, \.text)
-  /// users[0].name = "Ada"       // the label follows, if user 0 is selected
-  /// screen.selection.value = 1  // the label shows user 1's name at once
+  /// names[0].value = "Raymond"  // the label follows while row 0 is selected
+  /// selection.value = 1         // the label shows "Ada" at once
   /// ```
   ///
   /// The derived observable starts with the current value of the observable selected by this
@@ -27,7 +29,7 @@ extension ReadOnlyObservable {
   ///
   /// The derived observable keeps this observable alive, and the selected observable while it
   /// is selected; a previously selected one is let go at the switch, so an observable that
-  /// `transform` builds inline (`{ users[$0].$name.map { $0.uppercased() } }`) lives exactly as
+  /// `transform` builds inline (`{ names[$0].map { $0.uppercased() } }`) lives exactly as
   /// long as it is selected. Nothing keeps the derived observable alive but its users, as for
   /// ``map(_:)``; when it goes, both of its registrations end.
   ///
