@@ -23,7 +23,10 @@ extension ReadOnlyObservable {
   /// ``ObservableOptions/initial``, so it publishes that observable's current value right away
   /// (also when `transform` returns the same observable again). From then on it publishes that
   /// observable's changes, and no value of a previously selected observable, even one that was
-  /// being delivered on another thread at the moment of the switch.
+  /// being delivered on another thread at the moment of the switch. Like every derived
+  /// observable it publishes once per change: a transaction
+  /// (``withObservationTransaction(_:)``) that moves the selection and sets the newly selected
+  /// observable publishes the final value once.
   ///
   /// ## Lifetime
   ///
@@ -33,12 +36,11 @@ extension ReadOnlyObservable {
   /// long as it is selected. Nothing keeps the derived observable alive but its users, as for
   /// ``map(_:)``; when it goes, both of its registrations end.
   ///
-  /// > Important: The switch happens synchronously, on the thread that delivers this
-  /// > observable's change, before that round's later observers run, unless another thread is
-  /// > publishing a change of the derived observable at that moment: then that thread switches
-  /// > once it has published the change in progress, before any later one. Changes of the
-  /// > selected observable are published on the thread that delivers them, one at a time, in
-  /// > order. `transform` never runs concurrently with itself, and no lock is held while it runs.
+  /// > Important: Threading is that of ``map(_:)``: the switch, and each change of the selected
+  /// > observable, is published synchronously on the thread that delivers it, one at a time
+  /// > and in order; `transform` never runs concurrently with itself, and no lock is held while
+  /// > it runs. Once a switch has been published, no value of a previously selected observable
+  /// > is, not even one that another thread was delivering at that moment.
   ///
   /// - Parameter transform: Selects the observable to follow for a value of this observable.
   ///   It may build a new observable or return an existing one; it should not set this one.
