@@ -82,6 +82,30 @@ struct OperatorConsistencyTests {
     token.cancel()
   }
 
+  @Test func flatMapLatestOfADeeperObservableOfTheSameSourcePublishesOnlyItsNewValue() {
+    let a = Observable(1)
+    let hundreds = a.map { $0 * 10 }.map { $0 * 10 }
+    let selected = a.flatMapLatest { _ in hundreds }
+    let log = RecordingLog<Int>()
+    let token = selected.observe { value, _ in log.append(value) }
+    a.value = 2
+    a.value = 3
+    #expect(log.events == [200, 300])
+    token.cancel()
+  }
+
+  @Test func flatMapLatestToAnObservableBuiltOnAValueDerivedFromTheSameSourceIsSeededFresh() {
+    let a = Observable(1)
+    let tens = a.map { $0 * 10 }
+    let selected = a.flatMapLatest { _ in tens.map { $0 + 1 } }
+    let log = RecordingLog<Int>()
+    let token = selected.observe { value, _ in log.append(value) }
+    a.value = 2
+    a.value = 3
+    #expect(log.events == [21, 31])
+    token.cancel()
+  }
+
   @Test func aTransactionThatSetsBothSidesOfAConvertingBindingLeavesThemAgreeing() {
     let model = Observable(1)
     let field = Observable("")

@@ -52,10 +52,13 @@ extension ReadOnlyObservable {
     // The pipeline's `reduce` reaches its own pipeline through a weak reference (a strong one
     // would be a cycle nothing breaks). Set before any event is processed.
     let reference = PipelineReference<SwitchEvent<Value, Result>, Result>()
-    // Ranked after this observable. The selected observables are not known yet; one of a higher
-    // rank that shares a source with this one may be read before it recomputes in a
-    // propagation that changes both, and then publishes its new value right after.
-    let pipeline = DerivedPipeline<SwitchEvent<Value, Result>, Result>(rank: rank + 1) { event in
+    // The observables it will select are not known yet, and a switch reads the selected one's
+    // value: ranked after any of them (short of a nesting `selectionRankReserve` deep), so that
+    // in a propagation that changes both this observable and the selected one, the switch reads
+    // the selected one's new value.
+    let pipeline = DerivedPipeline<SwitchEvent<Value, Result>, Result>(
+      rank: rank + selectionRankReserve
+    ) { event in
       switch event {
       case .select(let value):
         let inner = transform(value)
@@ -86,6 +89,10 @@ extension ReadOnlyObservable {
     }
   }
 }
+
+/// How far a `flatMapLatest` ranks above its source: more than the rank of any observable it is
+/// likely to select, so that it recomputes after them in a propagation.
+let selectionRankReserve = 1 << 20
 
 /// One upstream event of a `flatMapLatest`: the outer value changed, or the observable selected
 /// in `generation` published a value.
