@@ -13,6 +13,7 @@ let package = Package(
     .executable(name: "download", targets: ["Download"]),
     .executable(name: "bindingamodel", targets: ["BindingAModel"]),
     .executable(name: "drivingaview", targets: ["DrivingAView"]),
+    .executable(name: "masterdetail", targets: ["MasterDetail"]),
   ],
   targets: [
     .target(name: "PropertyObservation", path: "Sources/Observation"),
@@ -55,6 +56,12 @@ let package = Package(
       name: "DrivingAView",
       dependencies: ["PropertyObservation"],
       path: "Examples/DrivingAView",
+      exclude: ["expected-output.txt"]
+    ),
+    .executableTarget(
+      name: "MasterDetail",
+      dependencies: ["PropertyObservation"],
+      path: "Examples/MasterDetail",
       exclude: ["expected-output.txt"]
     ),
     // Scaffolding shared by the test targets (gates, bounded waits, the recording log); a

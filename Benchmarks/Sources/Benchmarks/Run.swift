@@ -99,6 +99,12 @@ func runBenchmarks(arguments: [String]) -> Int32 {
     table.add(
       "bind(to: target, \\.value)",
       run("key-path binding", keyPathBindingContenders(), workPerIteration: 2))
+    table.add(
+      "flatMapLatest → bind(to:), selected source set",
+      run("flatMapLatest", flatMapLatestContenders(), workPerIteration: 2))
+    table.add(
+      "combineLatest([4 sources]) → map → bind(to:)",
+      run("combineLatest array", combineLatestArrayContenders(), workPerIteration: 4))
     record("bindings", table)
   }
 

@@ -149,7 +149,7 @@ extension ReadOnlyObservable {
   /// The closure holds the pipeline, which holds the derived observable weakly: a round that
   /// arrives after the derived observable is gone (possible when its token is released on
   /// another thread during a round) finds no target and is dropped.
-  fileprivate func feed<Event, Output>(
+  func feed<Event, Output>(
     _ pipeline: DerivedPipeline<Event, Output>,
     _ event: @escaping (Value) -> Event
   ) -> ObservationToken {

@@ -20,13 +20,35 @@ extension ReadOnlyObservable {
   ///
   /// - Parameter binder: The binder to feed.
   public func bind(to binder: Binder<Value>) {
-    guard let target = binder.target else { return }
+    deliver(toBinderOf: binder.target) { binder.send($0) }
+  }
+
+  /// Sends the current value and every change to `binder`, which applies them on the main queue,
+  /// for as long as the binder's target lives: the form for a binder of optional values, such as
+  /// a label's `text: String?`.
+  ///
+  /// ```swift
+  /// let textBinder = Binder<String?>(titleLabel) { label, text in label.text = text }
+  /// model.title.bind(to: textBinder)  // model.title: Observable<String>
+  /// ```
+  ///
+  /// Everything else is as described on ``bind(to:)-(Binder<Value>)``: the binder's target owns
+  /// the registration, and the values reach it on the main queue, in order.
+  ///
+  /// - Parameter binder: The binder to feed.
+  public func bind(to binder: Binder<Value?>) {
+    deliver(toBinderOf: binder.target) { binder.send($0) }
+  }
+
+  /// Registers `send` for the current value and every change, owned by `target`.
+  private func deliver(toBinderOf target: AnyObject?, _ send: @escaping (Value) -> Void) {
+    guard let target else { return }
     // A root `Observable` is owned by its model and must not be kept by a view's binding; a
     // derived one has no owner but its users, so the binding keeps it (its own entry holds it
     // until the entry is pruned after the target's death).
     let chain: ReadOnlyObservable<Value>? = self is Observable<Value> ? nil : self
     // Owned by the target but not an `addObserver` registration: `removeIfExists` leaves it.
-    let callback: Callback = { value, _ in withExtendedLifetime(chain) { binder.send(value) } }
+    let callback: Callback = { value, _ in withExtendedLifetime(chain) { send(value) } }
     register(
       Entry(owner: target, kind: .owned, options: [.initial, .new], callback: callback),
       replacing: false,
