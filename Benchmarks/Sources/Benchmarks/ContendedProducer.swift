@@ -233,6 +233,20 @@ func driverBacklog(count: Int) -> DriverBacklogResult {
   return result
 }
 
+/// The longest gap between runs of the 2 ms main-queue heartbeat over `duration` nanoseconds
+/// with nothing else running: the measurement's own floor (timer latency, the machine's other
+/// work).
+func idleHeartbeatGap(duration: UInt64) -> Double {
+  let heartbeat = Heartbeat()
+  DispatchQueue.main.async { MainActor.assumeIsolated { heartbeat.beat() } }
+  usleep(UInt32(duration / 1000))
+  heartbeat.stop()
+  drainMainQueue()
+  usleep(5_000)
+  drainMainQueue()
+  return Double(heartbeat.longestGap)
+}
+
 /// Resets the resident set's high-water mark (VmHWM) to the current resident set size, so that
 /// the next `residentSetBytes().peak` covers only what follows (Linux ≥ 4.0).
 func resetPeakResident() {

@@ -220,11 +220,12 @@ private func issue12Targets(_ tables: [String: Table], into report: inout Target
   }
   if let backlog = tables["driverBacklog"] {
     report.value(
-      "Driver backlog: longest gap between 2 ms main-queue heartbeats (issue 12)",
-      backlog.value("longest gap between heartbeats, ms", "measured"), below: 50, unit: "ms")
+      "Driver backlog: longest gap between 2 ms main-queue heartbeats, worst of the runs (issue 12)",
+      backlog.value("longest gap between heartbeats, worst run, ms", "measured"), below: 50,
+      unit: "ms")
     report.check(
       "Driver backlog: every value delivered, in order (issue 12)",
-      backlog.value("all delivered in order (1 = yes)", "measured").map { $0 == 1 })
+      backlog.value("all delivered in order in every run (1 = yes)", "measured").map { $0 == 1 })
   }
 }
 
