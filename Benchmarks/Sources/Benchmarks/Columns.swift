@@ -14,4 +14,10 @@ enum Column {
   static let combineReceiveOn = "OpenCombine receive(on: main)"
   static let driverEvery = "Driver .everyValue"
   static let driverCoalescing = "Driver .coalescing"
+  static let mainActorObserve = "observe from @MainActor"
+  static let mainActorOwner = "addObserver from @MainActor"
+  static let nonisolatedToken = "observe, nonisolated (@Sendable)"
+  static let nonisolatedOwner = "addObserver, nonisolated"
+  static let plainSets = "two plain sets"
+  static let transaction = "withObservationTransaction"
 }

@@ -41,6 +41,9 @@ struct MainQueueContender {
 /// thread runs (`dispatchMain()`): the time from the first set until the last value arrived on
 /// the main queue, in nanoseconds per set, the number of main-queue hops and the number of values
 /// delivered. Median of `repetitions` interleaved runs.
+///
+/// The main-actor columns register from `@MainActor` code, so the library delivers on the main
+/// queue itself; their hops are the main-queue turns in which the callback ran (`MainQueueTurns`).
 func mainQueueDelivery(count: Int, repetitions: Int) -> (
   nanosecondsPerSet: [String: Double], hops: [String: Double], delivered: [String: Double]
 ) {
@@ -71,6 +74,20 @@ func mainQueueDelivery(count: Int, repetitions: Int) -> (
       let driver = source.asDriver(policy: .coalescing)
       let token = driver.drive { value in counter.receive(value) }
       return ((driver, token), { driver.mainQueueHopCount })
+    },
+    MainQueueContender(column: Column.mainActorObserve, usesSubject: false) {
+      source, _, counter in
+      // Registered from the main actor: the library hops to the main queue itself.
+      let turns = MainQueueTurns()
+      let token = onMainQueue { observeOnMainActor(source, counter, turns) }
+      return (token, { turns.count })
+    },
+    MainQueueContender(column: Column.mainActorOwner, usesSubject: false) {
+      source, _, counter in
+      let turns = MainQueueTurns()
+      nonisolated(unsafe) let owner = Owner()
+      onMainQueue { addObserverOnMainActor(source, owner, counter, turns) }
+      return (owner, { turns.count })
     },
   ]
 

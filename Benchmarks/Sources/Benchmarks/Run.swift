@@ -89,6 +89,18 @@ func runBenchmarks(arguments: [String]) -> Int32 {
 
   do {
     var table = Table(
+      title: "Main-thread sets: main-actor vs nonisolated observers",
+      unit: "ns per delivered notification",
+      columns: [
+        Column.nonisolatedToken, Column.mainActorObserve, Column.nonisolatedOwner,
+        Column.mainActorOwner,
+      ])
+    table.add("N = 100", run("main thread N = 100", mainThreadContenders(observers: 100)))
+    record("mainThread", table)
+  }
+
+  do {
+    var table = Table(
       title: "Bindings", unit: "ns per source set",
       columns: [
         Column.handWritten, Column.handWrittenKeyPath, Column.libraryBinding, Column.combine,
@@ -109,9 +121,22 @@ func runBenchmarks(arguments: [String]) -> Int32 {
   }
 
   do {
+    var table = Table(
+      title: "Transactions: two sources, one `combineLatest(_:).map` token observer",
+      unit: "per update of both sources", columns: [Column.plainSets, Column.transaction])
+    table.add(
+      "ns per update", run("transactions", transactionContenders(), workPerIteration: 10))
+    table.add(
+      "derived observer calls per update",
+      transactionCallsPerUpdate(updates: configuration.smoke ? 10 : 1000))
+    record("transactions", table)
+  }
+
+  do {
     let count = configuration.smoke ? 10 : 100_000
     let columns = [
       Column.mainAsync, Column.combineReceiveOn, Column.driverEvery, Column.driverCoalescing,
+      Column.mainActorObserve, Column.mainActorOwner,
     ]
     let start = now()
     let result = mainQueueDelivery(
@@ -123,7 +148,61 @@ func runBenchmarks(arguments: [String]) -> Int32 {
     table.add("ns per set, until the last value arrived", result.nanosecondsPerSet)
     table.add("main-queue hops", result.hops)
     table.add("values delivered", result.delivered)
+    table.add("main-queue hops per value set", result.hops.mapValues { $0 / Double(count) })
     record("mainQueue", table)
+  }
+
+  do {
+    let count = configuration.smoke ? 1000 : 1_000_000
+    let runs = configuration.smoke ? 1 : 3
+    let start = now()
+    let results = (0..<runs).map { _ in driverBacklog(count: count) }
+    let idleDuration: UInt64 = configuration.smoke ? 10_000_000 : 1_000_000_000
+    let idle = idleHeartbeatGap(duration: idleDuration)
+    progress("Driver backlog: \(format(Double(now() - start) / 1e9, fractionDigits: 2)) s")
+    let gaps = results.map { $0.longestHeartbeatGap / 1e6 }
+    var table = Table(
+      title: "Driver .everyValue fed \(count) values from a background thread, 2 ms main-queue "
+        + "heartbeat", unit: runs == 1 ? "one run" : "\(runs) runs", columns: ["measured"])
+    table.add("longest gap between heartbeats, worst run, ms", ["measured": gaps.max() ?? .nan])
+    table.add("longest gap between heartbeats, median run, ms", ["measured": median(gaps)])
+    table.add(
+      "longest gap between heartbeats with no producer (\(Double(idleDuration) / 1e9) s), ms",
+      ["measured": idle / 1e6])
+    table.add(
+      "values delivered, every run", ["measured": Double(results.map(\.delivered).min() ?? 0)])
+    table.add(
+      "all delivered in order in every run (1 = yes)",
+      ["measured": results.allSatisfy(\.inOrder) ? 1 : 0])
+    table.add("main-queue hops, median", ["measured": median(results.map { Double($0.hops) })])
+    table.add(
+      "ns per set, until the last value arrived, median",
+      ["measured": median(results.map(\.nanosecondsPerSet))])
+    record("driverBacklog", table)
+  }
+
+  do {
+    let duration: UInt64 = configuration.smoke ? 50_000_000 : 1_500_000_000
+    let start = now()
+    let result = contendedProducer(duration: duration)
+    progress("contended producer: \(format(Double(now() - start) / 1e9, fractionDigits: 2)) s")
+    let mebibyte = 1024.0 * 1024.0
+    var table = Table(
+      title: "Contended producer: ten working observers for \(Double(duration) / 1e9) s, the "
+        + "main thread setting, binding and registering `.initial` every 200 µs",
+      unit: "one run", columns: ["measured"])
+    table.add("worst main-thread call, ms", ["measured": result.worstMainCall / 1e6])
+    table.add("main-thread calls", ["measured": Double(result.mainCalls)])
+    table.add("producer sets", ["measured": Double(result.producerSets)])
+    table.add("producer finished (1 = yes)", ["measured": result.producerFinished ? 1 : 0])
+    table.add(
+      "binding ends on the producer's last value (1 = yes)",
+      ["measured": result.bindingEndsOnLastValue ? 1 : 0])
+    table.add("resident set at the start, MiB", ["measured": result.startResident / mebibyte])
+    table.add(
+      "peak resident set (VmHWM, reset at the start), MiB",
+      ["measured": result.peakResident / mebibyte])
+    record("contended", table)
   }
 
   do {
@@ -138,6 +217,20 @@ func runBenchmarks(arguments: [String]) -> Int32 {
       "`[.old, .new]`, N = 100",
       allocationsPerSet(fanOutContenders(observers: 100, oldAndNew: true), sets: sets))
     record("allocations", table)
+  }
+
+  do {
+    var table = Table(
+      title: "Heap allocations per set, bindings", unit: "allocations per source set",
+      columns: [
+        Column.handWritten, Column.handWrittenKeyPath, Column.libraryBinding, Column.combine,
+      ])
+    let sets = configuration.smoke ? 2 : 10_000
+    table.add(
+      "map → removeDuplicates → bind(to:)", allocationsPerSet(derivedChainContenders(), sets: sets))
+    table.add(
+      "bind(to: target, \\.value)", allocationsPerSet(keyPathBindingContenders(), sets: sets))
+    record("bindingAllocations", table)
   }
 
   do {
@@ -160,6 +253,27 @@ func runBenchmarks(arguments: [String]) -> Int32 {
     table.add("register", costs.register)
     table.add("release + one set", costs.release)
     record("registration", table)
+  }
+
+  do {
+    let counts = configuration.smoke ? [100, 1000] : [10_000, 100_000]
+    let columns = counts.map { "n = \($0)" }
+    var byOperation: [String: [String: Double]] = [:]
+    for (count, column) in zip(counts, columns) {
+      let start = now()
+      let costs = registrationAtScale(
+        count: count, sampled: configuration.smoke ? 10 : 100,
+        repetitions: configuration.smoke ? 1 : 3, budget: 20)
+      progress(
+        "registration at scale, \(column): \(format(Double(now() - start) / 1e9, fractionDigits: 2)) s"
+      )
+      for (operation, value) in costs { byOperation[operation, default: [:]][column] = value }
+    }
+    var table = Table(
+      title: "Registration at scale: one operation on a list of n registrations",
+      unit: "ns per operation", columns: columns)
+    for operation in ScaleOperation.all { table.add(operation, byOperation[operation] ?? [:]) }
+    record("scale", table)
   }
 
   print("# PropertyObservation benchmarks\n")

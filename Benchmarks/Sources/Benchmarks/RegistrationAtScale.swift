@@ -1,0 +1,136 @@
+import PropertyObservation
+
+/// The operations of the registration-at-scale table, one row each.
+enum ScaleOperation {
+  static let floorRegister = "register: weak-owner floor"
+  static let ownerRegister = "register: addObserver (default, removeIfExists: true), sampled"
+  static let ownerBesideRegister = "register: addObserver, removeIfExists: false"
+  static let tokenRegister = "register: observe (token)"
+  static let removeObserver = "removeObserver(owner), sampled, random order"
+  static let cancel = "token cancel(), sampled, random order"
+
+  static let all = [
+    floorRegister, ownerRegister, ownerBesideRegister, tokenRegister, removeObserver, cancel,
+  ]
+}
+
+/// Registration at scale: with `count` registrations on one observable, the time of one
+/// operation, in nanoseconds, median of up to `repetitions` runs (fewer when they take long:
+/// no new run starts after `budget` seconds).
+///
+/// The cheap registrations (the floor, `removeIfExists: false`, tokens) are timed over all
+/// `count`. The operations that may scan the list are timed over the last `sampled` of `count`:
+/// `addObserver` with the default `removeIfExists: true` registers the last `sampled` owners
+/// after `count - sampled` were added with `removeIfExists: false` (the same entries), and
+/// `removeObserver` and `cancel()` remove `sampled` registrations in a random order (the same
+/// seeded order in every run) from a list of `count`. Sampling keeps a quadratic design from
+/// taking hours at 100 000 while measuring the same thing: one operation on a list of `count`.
+///
+/// Every design gets fresh owners, created before the clock starts (the first weak reference to
+/// an object allocates its side table, part of each weak-owner design's registration cost).
+func registrationAtScale(
+  count: Int, sampled: Int, repetitions: Int, budget: Double
+) -> [String: Double] {
+  var samples: [String: [Double]] = [:]
+  let accumulator = Accumulator()
+  var generator = SplitMix64(seed: 13)
+  let removed = Array(Array(0..<count).shuffled(using: &generator).prefix(sampled))
+  let started = now()
+
+  func record(_ operation: String, since start: UInt64, operations: Int) {
+    samples[operation, default: []].append(Double(now() - start) / Double(operations))
+  }
+
+  for repetition in 0..<repetitions {
+    if repetition > 0 && Double(now() - started) / 1e9 > budget { break }
+    do {
+      let owners = (0..<count).map { _ in Owner() }
+      let floor = WeakOwnerFloor(0)
+      let start = now()
+      for owner in owners {
+        floor.addObserver(owner, options: WeakOwnerFloor<Int>.new) { value, _ in
+          accumulator.total &+= value
+        }
+      }
+      record(ScaleOperation.floorRegister, since: start, operations: count)
+      floor.set(1)
+      withExtendedLifetime(owners) {}
+    }
+    do {
+      let owners = (0..<count).map { _ in Owner() }
+      let observable = Observable(0)
+      for owner in owners.prefix(count - sampled) {
+        observable.addObserver(owner, removeIfExists: false) { value, _ in
+          accumulator.total &+= value
+        }
+      }
+      var start = now()
+      for owner in owners.suffix(sampled) {
+        observable.addObserver(owner) { value, _ in accumulator.total &+= value }
+      }
+      record(ScaleOperation.ownerRegister, since: start, operations: sampled)
+      observable.value = 1
+      start = now()
+      for index in removed { observable.removeObserver(owners[index]) }
+      record(ScaleOperation.removeObserver, since: start, operations: sampled)
+      let left = withExtendedLifetime(owners) { observable.observerCount }
+      if left != count - sampled {
+        failures.append(
+          "registration at scale: \(left) left after removing \(sampled) "
+            + "of \(count)")
+      }
+    }
+    do {
+      let owners = (0..<count).map { _ in Owner() }
+      let observable = Observable(0)
+      let start = now()
+      for owner in owners {
+        observable.addObserver(owner, removeIfExists: false) { value, _ in
+          accumulator.total &+= value
+        }
+      }
+      record(ScaleOperation.ownerBesideRegister, since: start, operations: count)
+      observable.value = 1
+      withExtendedLifetime(owners) {}
+    }
+    do {
+      let observable = Observable(0)
+      var tokens: [ObservationToken] = []
+      tokens.reserveCapacity(count)
+      var start = now()
+      for _ in 0..<count {
+        tokens.append(observable.observe { value, _ in accumulator.total &+= value })
+      }
+      record(ScaleOperation.tokenRegister, since: start, operations: count)
+      observable.value = 1
+      start = now()
+      for index in removed { tokens[index].cancel() }
+      record(ScaleOperation.cancel, since: start, operations: sampled)
+      let left = withExtendedLifetime(tokens) { observable.observerCount }
+      if left != count - sampled {
+        failures.append(
+          "registration at scale: \(left) left after cancelling \(sampled) "
+            + "of \(count)")
+      }
+    }
+  }
+  consume(accumulator.total)
+  return samples.mapValues(median)
+}
+
+/// A small seeded generator (SplitMix64), so that every run removes in the same order.
+struct SplitMix64: RandomNumberGenerator {
+  private var state: UInt64
+
+  init(seed: UInt64) {
+    state = seed
+  }
+
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var value = state
+    value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+    return value ^ (value >> 31)
+  }
+}
