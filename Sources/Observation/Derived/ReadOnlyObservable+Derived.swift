@@ -28,10 +28,11 @@ extension ReadOnlyObservable {
   /// the derived observable is deallocated, its registration on this observable ends.
   ///
   /// > Important: The derived value updates synchronously, on the thread that delivers this
-  /// > observable's round, before that round's later observers run. When several changes
-  /// > arrive at once (from other threads, or set re-entrantly by an observer of the derived
-  /// > value), they are published one at a time, in order, by the thread already publishing.
-  /// > `transform` is never called concurrently with itself, and no lock is held while it runs.
+  /// > observable's round, once that round's callbacks have run and after every derived value
+  /// > it depends on (glitch-free: see <doc:OrderingContract>), before the outermost set
+  /// > returns. Each change is published once, in order; changes arriving from several threads
+  /// > at once are published one at a time. `transform` is never called concurrently with
+  /// > itself, and no lock is held while it runs.
   ///
   /// - Parameter transform: Computes the derived value. It may read other observables; it
   ///   should not set this one.
@@ -89,8 +90,8 @@ extension ReadOnlyObservable {
   /// canSubmit.bind(to: submitButton, \.isEnabled)
   /// ```
   ///
-  /// Combining an observable with itself publishes twice per change, the first time with the
-  /// new value paired with the previous one.
+  /// Combining an observable with itself, or with a value derived from it, publishes once per
+  /// change, with values that existed together (never the new value paired with a stale one).
   ///
   /// Lifetime and threading are those of ``map(_:)``: the result keeps both sources alive, and a
   /// change of either is published on the thread that delivers it, one at a time and in arrival
