@@ -27,8 +27,7 @@ public class ReadOnlyObservable<Value> {
     /// inside a callback while another thread delivered), `.anyDeliverer` for whoever holds the
     /// role (a setter that stopped waiting).
     case change(old: Value, new: Value, setter: ThreadID?)
-    /// A registration; `indexed` when it replaced the owner's earlier ones (see `ObserverList`).
-    case add(Entry, indexed: Bool)
+    case add(Entry)
     /// A registration whose `.initial` runs on another thread (see ``DeliveryState``).
     case gated(Gate<Value>)
     case cancelled
@@ -279,13 +278,13 @@ public class ReadOnlyObservable<Value> {
     }
     switch state.register(on: .current, sendsInitial: initial != nil) {
     case .append:
-      observers.append(entry, indexed: replacing, released: &released)
+      observers.append(entry, released: &released)
       lock.unlock()
       Lock.assertNotHeld()
     case .appendAndSendInitial:
       // This thread holds the deliverer role during `.initial`, so no round reaches the new
       // observer before it.
-      observers.append(entry, indexed: replacing, released: &released)
+      observers.append(entry, released: &released)
       let value = storage
       lock.unlock()
       released = []
@@ -294,13 +293,13 @@ public class ReadOnlyObservable<Value> {
     case .enqueue:
       // Re-entrant: the entry waits in the queue, so it sees only the changes made after this
       // point, and `.initial` can go out now.
-      enqueue(.add(entry, indexed: replacing))
+      enqueue(.add(entry))
       let value = storage
       lock.unlock()
       released = []
       initial?(value, .initial)
     case .enqueueGated:
-      let gate = Gate(entry: entry, indexed: replacing)
+      let gate = Gate(entry: entry)
       enqueue(.gated(gate))
       let value = storage
       lock.unlock()
@@ -346,7 +345,7 @@ public class ReadOnlyObservable<Value> {
   private func cancelQueuedAdds(_ selection: Selection, released: inout [Callback]) {
     pending.updateEach { event in
       switch event {
-      case .add(var entry, _) where entry.isSelected(by: selection):
+      case .add(var entry) where entry.isSelected(by: selection):
         released.append(entry.takeCallback())
         return .cancelled
       case .gated(let gate) where gate.entry.isSelected(by: selection):
@@ -481,12 +480,12 @@ public class ReadOnlyObservable<Value> {
           waiter.isDelivered = true
           waiter.semaphore.signal()
         }
-      case .add(let entry, let indexed):
-        observers.append(entry, indexed: indexed, released: &released)
+      case .add(let entry):
+        observers.append(entry, released: &released)
       case .gated(let gate):
         if gate.isOpen {
           if !gate.entry.isRemoved {
-            observers.append(gate.entry, indexed: gate.indexed, released: &released)
+            observers.append(gate.entry, released: &released)
           } else {
             released.append(gate.takeCallback())
           }
@@ -550,7 +549,7 @@ public class ReadOnlyObservable<Value> {
       // Removals that arrived during the catch-up come first (the append may compact).
       observable.applyDeferredRemovals(released: &released)
       if !gate.isCancelled, entry.isLive {
-        observable.observers.append(entry, indexed: gate.indexed, released: &released)
+        observable.observers.append(entry, released: &released)
       } else {
         released.append(gate.takeCallback())
       }
@@ -785,14 +784,12 @@ private final class TurnWaiter {
 /// reads it.
 private final class Gate<Value> {
   private(set) var entry: ObserverEntry<Value>
-  let indexed: Bool
   var isOpen = false
   private(set) var isCancelled = false
   var backlog: [(Value, Value)] = []
 
-  init(entry: ObserverEntry<Value>, indexed: Bool) {
+  init(entry: ObserverEntry<Value>) {
     self.entry = entry
-    self.indexed = indexed
   }
 
   func miss(old oldValue: Value, new newValue: Value) {

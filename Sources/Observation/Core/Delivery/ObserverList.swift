@@ -24,11 +24,15 @@ struct ObserverList<Value> {
   /// How many entries are marked removed but still in the buffer.
   private(set) var markedCount = 0
 
-  /// Where each owner's `addObserver` entry is, for the owners registered with the default
-  /// `removeIfExists: true` (which keeps one such entry per owner): so replacing and removing an
-  /// owner's registrations is O(1) instead of a scan. Registrations outside the index are
-  /// counted, and a removal scans only when some exist.
+  /// Where each owner's `addObserver` entry is (its first one, when it has several), so that
+  /// replacing and removing an owner's registrations is O(1) instead of a scan. Entries outside
+  /// the index are counted, and a removal scans only when some could match.
+  ///
+  /// Built on the first removal by owner (a `removeIfExists` or a `removeObserver`) and kept up
+  /// to date from then on: a list that is only ever appended to, like one of a hundred thousand
+  /// `removeIfExists: false` registrations, pays nothing for it.
   private var replaceableSlots: [UInt: Int] = [:]
+  private var isIndexing = false
   /// Live `addObserver` entries that are not in `replaceableSlots`.
   private var unindexedReplaceable = 0
   /// Live `observe(with:)` and binding entries (never indexed).
@@ -51,7 +55,7 @@ struct ObserverList<Value> {
   /// Appends `entry`. When the buffer is full, entries of dead owners are dropped first (so a
   /// list that sees registrations but no sets stays bounded by its live observers); their
   /// closures go to `released`.
-  mutating func append(_ entry: Entry, indexed: Bool = false, released: inout [Callback]) {
+  mutating func append(_ entry: Entry, released: inout [Callback]) {
     if count == capacity {
       compact(released: &released)
       if count * 4 >= capacity * 3 { grow() }
@@ -60,14 +64,16 @@ struct ObserverList<Value> {
     switch entry.kind {
     case .token:
       ObservationToken.setSlotHint(count, forIdentity: entry.identity)
-    case .replaceable:
-      if indexed && replaceableSlots[entry.identity] == nil {
+    case .replaceable where isIndexing:
+      if replaceableSlots[entry.identity] == nil {
         replaceableSlots[entry.identity] = count
       } else {
         unindexedReplaceable += 1
       }
     case .owned, .handle:
-      ownedAndHandles += 1
+      if isIndexing { ownedAndHandles += 1 }
+    case .replaceable:
+      break
     }
     count += 1
     if entry.wantsOld { oldCount += 1 }
@@ -87,6 +93,7 @@ struct ObserverList<Value> {
     taking: Bool,
     compacting: Bool = true
   ) -> Bool {
+    if case .handle = selection {} else { buildIndexIfNeeded() }
     var found = false
     func take(_ index: Int) {
       markRemoved(at: index)
@@ -102,6 +109,24 @@ struct ObserverList<Value> {
     }
     if found && taking && compacting { removeMarkedIfWorthIt(released: &released) }
     return found
+  }
+
+  /// Indexes the live entries, the first time a removal by owner needs it.
+  private mutating func buildIndexIfNeeded() {
+    guard !isIndexing else { return }
+    isIndexing = true
+    for index in 0..<count where !base[index].isRemoved {
+      switch base[index].kind {
+      case .token: break
+      case .replaceable:
+        if replaceableSlots[base[index].identity] == nil {
+          replaceableSlots[base[index].identity] = index
+        } else {
+          unindexedReplaceable += 1
+        }
+      case .owned, .handle: ownedAndHandles += 1
+      }
+    }
   }
 
   /// The slot the index or the token's hint gives for `selection`, if it holds a live match.
@@ -130,6 +155,7 @@ struct ObserverList<Value> {
     if base[index].wantsOld { oldCount -= 1 }
     switch base[index].kind {
     case .token: break
+    case _ where !isIndexing: break
     case .replaceable:
       if replaceableSlots[base[index].identity] == index {
         replaceableSlots[base[index].identity] = nil
@@ -219,6 +245,7 @@ struct ObserverList<Value> {
         if base[index].isRemoved { marked += 1 }
       }
       precondition(old == oldCount, "oldCount \(oldCount) != \(old) entries wanting .old")
+      guard isIndexing else { return }
       var replaceable = 0
       var others = 0
       for index in 0..<count where !base[index].isRemoved {
