@@ -49,6 +49,7 @@ enum CallbackIsolation {
       }
       return { value, option in
         withExtendedLifetime(target) {
+          if lane.deliverInlineIfIdle({ target.run(value, option) }) { return }
           if lane.submit(Call(value: value, option: option)) { lane.drain() }
         }
       }
@@ -84,10 +85,14 @@ private final class ConfinedCallback<Value> {
   }
 
   func run(_ call: Call<Value>) {
-    guard hasOwner else { return callback(call.value, call.option) }
+    run(call.value, call.option)
+  }
+
+  func run(_ value: Value, _ option: ObservableOptions) {
+    guard hasOwner else { return callback(value, option) }
     // A dead owner is never called, not even for a call that was waiting when it died.
     guard let owner else { return }
-    callback(call.value, call.option)
+    callback(value, option)
     withExtendedLifetime(owner) {}
   }
 }

@@ -25,6 +25,9 @@ final class MainQueueLane<Item>: @unchecked Sendable {
   private let deliver: (Item) -> Void
   private let lock = Lock()
   @exclusivity(unchecked) private var items = WorkQueue<Item>()
+  /// How many items wait: kept apart from `items` so that the inline fast path touches no
+  /// generic storage (each use of it costs a metadata look-up in this unspecialized code).
+  @exclusivity(unchecked) private var waitingCount = 0
   /// Set while a main-queue turn is scheduled for the lane.
   @exclusivity(unchecked) private var isScheduled = false
   /// Set while the main queue delivers the lane's items.
@@ -78,6 +81,7 @@ final class MainQueueLane<Item>: @unchecked Sendable {
       return false
     }
     items.append(item)
+    waitingCount += 1
     if isDraining || (isScheduled && !deliversBacklogInline) { return false }
     if scheduler.isCurrent {
       isDraining = true
@@ -93,6 +97,33 @@ final class MainQueueLane<Item>: @unchecked Sendable {
     return submit(item, replaced: &none)
   }
 
+  /// Runs `body` at once, as the lane's delivery, when the caller is on the main queue and
+  /// nothing waits or is being delivered: the common case of a main-actor observer whose round
+  /// runs on the main thread, without touching the queue. Returns `false` (and runs nothing)
+  /// otherwise; the caller then submits the item.
+  func deliverInlineIfIdle(_ body: () -> Void) -> Bool {
+    lock.lock()
+    guard !isDraining, waitingCount == 0, !(isScheduled && !deliversBacklogInline),
+      scheduler.isCurrent
+    else {
+      lock.unlock()
+      return false
+    }
+    isDraining = true
+    lock.unlock()
+    body()
+    lock.lock()
+    if waitingCount == 0 {
+      isDraining = false
+      lock.unlock()
+    } else {
+      // Items submitted re-entrantly meanwhile: deliver them after this one, still draining.
+      lock.unlock()
+      drain()
+    }
+    return true
+  }
+
   /// Delivers the waiting items; called on the main queue by the thread that took the lane in
   /// ``submit(_:merging:replaced:)``.
   func drain() {
@@ -102,6 +133,7 @@ final class MainQueueLane<Item>: @unchecked Sendable {
     while true {
       while budget > 0, let item = items.popFirst() {
         budget -= 1
+        waitingCount -= 1
         lock.unlock()
         deliver(item)
         lock.lock()
