@@ -4,6 +4,7 @@ enum Column {
   static let floor = "weak-owner floor"
   static let lockedFloor = "floor + mutex"
   static let combine = "OpenCombine"
+  static let appleObservation = "Apple Observation (re-armed)"
   static let owner = "addObserver"
   static let ownerBeside = "addObserver, removeIfExists: false"
   static let token = "observe (token)"

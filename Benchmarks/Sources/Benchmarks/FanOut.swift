@@ -61,6 +61,7 @@ func fanOutContenders(observers count: Int, oldAndNew: Bool) -> [Contender] {
       ) { iterations in
         for value in 0..<iterations { subject.send(value) }
       })
+    contenders.append(appleObservationContender(observers: count))
   }
 
   let options: ObservableOptions = oldAndNew ? [.old, .new] : [.new]

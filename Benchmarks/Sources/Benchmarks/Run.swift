@@ -40,7 +40,8 @@ func runBenchmarks(arguments: [String]) -> Int32 {
 
   do {
     var table = Table(
-      title: "Fan-out, `[.new]`", unit: "ns per delivered notification", columns: allColumns)
+      title: "Fan-out, `[.new]`", unit: "ns per delivered notification",
+      columns: allColumns + [Column.appleObservation])
     for count in [1, 10, 100, 1000] {
       table.add(
         "N = \(count)",
