@@ -55,87 +55,9 @@ extension Observable {
     backward: @escaping @Sendable (Other) -> Value?
   ) -> ObservationToken {
     precondition(other !== self, "An observable cannot be bound to itself.")
-    let link = ConvertingLink(self, other, forward: forward, backward: backward)
+    let link = TwoWayLink(self, other, forward: forward, backward: backward)
     let token = ObservationToken(source: link)
     link.connect(self, other)
     return token
   }
 }
-
-/// The state of one converting two-way binding: it forwards each change of either observable to
-/// the other through its conversion, and swallows the change that forwarding causes in return.
-///
-/// The loop guard counts echoes, as ``TwoWayLink`` does: before setting one side, the link
-/// records that the next change it receives from that side is its own echo. A value that
-/// `backward` rejects sets nothing, so it expects no echo.
-///
-/// The link owns both registrations and is owned by the token that
-/// `bindBidirectionally(to:forward:backward:)` returns; it holds both observables weakly.
-final class ConvertingLink<First, Second>: RegistrationRemoving {
-  private weak var first: Observable<First>?
-  private weak var second: Observable<Second>?
-  private let forward: (First) -> Second
-  private let backward: (Second) -> First?
-  private let lock = Lock()
-  private var echoesFromFirst = 0  // guarded by `lock`
-  private var echoesFromSecond = 0  // guarded by `lock`
-
-  init(
-    _ first: Observable<First>,
-    _ second: Observable<Second>,
-    forward: @escaping (First) -> Second,
-    backward: @escaping (Second) -> First?
-  ) {
-    self.first = first
-    self.second = second
-    self.forward = forward
-    self.backward = backward
-  }
-
-  deinit {
-    lock.deallocate()
-  }
-
-  /// Registers on both sides and pushes `first`'s converted value to `second`.
-  func connect(_ first: Observable<First>, _ second: Observable<Second>) {
-    // `second` first, so that the echo of the initial push is recognised.
-    second.observe(with: self) { link, value in link.sendBack(value) }
-    first.observe(with: self, options: [.initial, .new]) { link, value in
-      link.sendForward(value)
-    }
-  }
-
-  func removeRegistration(identifiedBy token: AnyObject) {
-    first?.removeObserver(self)
-    second?.removeObserver(self)
-  }
-
-  /// Forwards a change of `first` to `second`.
-  private func sendForward(_ value: First) {
-    guard let second, !isEcho(\.echoesFromFirst) else { return }
-    let converted = forward(value)
-    lock.withLock { echoesFromSecond += 1 }
-    second.value = converted
-  }
-
-  /// Forwards a change of `second` to `first`, if `backward` accepts it.
-  private func sendBack(_ value: Second) {
-    guard let first, !isEcho(\.echoesFromSecond) else { return }
-    guard let converted = backward(value) else { return }
-    lock.withLock { echoesFromFirst += 1 }
-    first.value = converted
-  }
-
-  /// Whether the change just received is the link's own echo; consumes it if so.
-  private func isEcho(_ echoes: ReferenceWritableKeyPath<ConvertingLink, Int>) -> Bool {
-    lock.withLock {
-      guard self[keyPath: echoes] > 0 else { return false }
-      self[keyPath: echoes] -= 1
-      return true
-    }
-  }
-}
-
-// Every mutable property is guarded by `lock`; the weak references are only read (a weak load
-// is atomic), and the conversions are `@Sendable` where the binding is made.
-extension ConvertingLink: @unchecked Sendable {}

@@ -47,7 +47,9 @@ extension Observable {
     isRedundant: ((Value, Value) -> Bool)?
   ) -> ObservationToken {
     precondition(other !== self, "An observable cannot be bound to itself.")
-    let link = TwoWayLink(self, other, isRedundant: isRedundant)
+    let link = TwoWayLink(
+      self, other, forward: { $0 }, backward: { $0 },
+      isRedundantForward: isRedundant, isRedundantBackward: isRedundant)
     let token = ObservationToken(source: link)
     link.connect(self, other)
     return token

@@ -1,5 +1,7 @@
-/// The state of one two-way binding: it forwards each change of either observable to the other
-/// and swallows the change that forwarding causes in return.
+/// The state of one two-way binding: it forwards each change of either observable to the other,
+/// through its conversions (the identity for `bindBidirectionally(to:)`; a backward conversion
+/// may reject a value, which is then not written), and swallows the change that forwarding
+/// causes in return.
 ///
 /// The loop guard counts echoes instead of comparing values, so it works for any `Value`: before
 /// forwarding a value to one side, the link records that the next change it receives from that
@@ -10,39 +12,48 @@
 ///
 /// The link is the owner of both registrations and is owned by the token that
 /// `bindBidirectionally(to:)` returns; it holds both observables weakly.
-final class TwoWayLink<Value>: RegistrationRemoving {
+final class TwoWayLink<First, Second>: RegistrationRemoving {
   private enum Side {
     case first, second
   }
 
-  private weak var first: Observable<Value>?
-  private weak var second: Observable<Value>?
-  /// Decides that `destination` already holds `value`, so forwarding would be a redundant set.
-  private let isRedundant: ((_ destination: Value, _ value: Value) -> Bool)?
+  private weak var first: Observable<First>?
+  private weak var second: Observable<Second>?
+  private let forward: (First) -> Second
+  private let backward: (Second) -> First?
+  /// When given, a value equal to what the destination already holds is not written (the
+  /// `Equatable` form of `bindBidirectionally(to:)`).
+  private let isRedundantForward: ((Second, Second) -> Bool)?
+  private let isRedundantBackward: ((First, First) -> Bool)?
   private let lock = Lock()
   private var echoesFromFirst = 0  // guarded by `lock`
   private var echoesFromSecond = 0  // guarded by `lock`
 
   init(
-    _ first: Observable<Value>,
-    _ second: Observable<Value>,
-    isRedundant: ((Value, Value) -> Bool)?
+    _ first: Observable<First>,
+    _ second: Observable<Second>,
+    forward: @escaping (First) -> Second,
+    backward: @escaping (Second) -> First?,
+    isRedundantForward: ((Second, Second) -> Bool)? = nil,
+    isRedundantBackward: ((First, First) -> Bool)? = nil
   ) {
     self.first = first
     self.second = second
-    self.isRedundant = isRedundant
+    self.forward = forward
+    self.backward = backward
+    self.isRedundantForward = isRedundantForward
+    self.isRedundantBackward = isRedundantBackward
   }
 
   deinit {
     lock.deallocate()
   }
 
-  /// Registers on both sides and pushes `first`'s value to `second`.
-  func connect(_ first: Observable<Value>, _ second: Observable<Value>) {
+  func connect(_ first: Observable<First>, _ second: Observable<Second>) {
     // `second` first, so that the echo of the initial push is recognised.
-    second.observe(with: self) { link, value in link.forward(value, from: .second) }
+    second.observe(with: self) { link, value in link.sendBack(value) }
     first.observe(with: self, options: [.initial, .new]) { link, value in
-      link.forward(value, from: .first)
+      link.sendForward(value)
     }
   }
 
@@ -51,9 +62,26 @@ final class TwoWayLink<Value>: RegistrationRemoving {
     second?.removeObserver(self)
   }
 
-  private func forward(_ value: Value, from side: Side) {
-    guard let destination = side == .first ? second : first else { return }
-    let isEcho = lock.withLock {
+  private func sendForward(_ value: First) {
+    guard let second, !isEcho(from: .first) else { return }
+    let converted = forward(value)
+    if let isRedundantForward, isRedundantForward(second.value, converted) { return }
+    expectEcho(from: .second)
+    second.value = converted
+  }
+
+  private func sendBack(_ value: Second) {
+    guard let first, !isEcho(from: .second) else { return }
+    guard let converted = backward(value) else { return }
+    if let isRedundantBackward, isRedundantBackward(first.value, converted) { return }
+    expectEcho(from: .first)
+    first.value = converted
+  }
+
+  /// Whether a change from `side` is the echo of this link's own write, which it consumes. The
+  /// guard counts the link's own sets, so it never compares values.
+  private func isEcho(from side: Side) -> Bool {
+    lock.withLock {
       switch side {
       case .first where echoesFromFirst > 0:
         echoesFromFirst -= 1
@@ -65,18 +93,19 @@ final class TwoWayLink<Value>: RegistrationRemoving {
         return false
       }
     }
-    if isEcho { return }
-    if let isRedundant, isRedundant(destination.value, value) { return }
+  }
+
+  private func expectEcho(from side: Side) {
     lock.withLock {
       switch side {
-      case .first: echoesFromSecond += 1
-      case .second: echoesFromFirst += 1
+      case .first: echoesFromFirst += 1
+      case .second: echoesFromSecond += 1
       }
     }
-    destination.value = value
   }
 }
 
-// Every mutable property is guarded by `lock`; the weak references are only read, and a weak
-// load is atomic.
+// Every mutable property is guarded by `lock`; the weak references are only read (a weak load
+// is atomic), and the conversions and comparisons are `@Sendable` where the binding is made or
+// come from `Equatable`.
 extension TwoWayLink: @unchecked Sendable {}
