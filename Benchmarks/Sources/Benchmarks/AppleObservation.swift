@@ -37,13 +37,13 @@ func appleObservationContender(observers count: Int) -> Contender {
   let accumulators = Accumulators(count: count)
   let model = AppleModel()
   let trackers = accumulators.all.map { AppleTracker(model: model, accumulator: $0) }
-  return Contender(
-    Column.appleObservation, unitsPerIteration: count,
-    checksum: { withExtendedLifetime(trackers) { accumulators.checksum } }
-  ) { iterations in
+  let run: (Int) -> Void = { iterations in
     for value in 0..<iterations {
       model.value = value
       for tracker in trackers where tracker.isStale { tracker.arm() }
     }
   }
+  return Contender(
+    Column.appleObservation, unitsPerIteration: count,
+    checksum: { withExtendedLifetime(trackers) { accumulators.checksum } }, run: run)
 }
