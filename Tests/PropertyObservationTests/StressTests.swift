@@ -230,7 +230,8 @@ private func runThreads(
   let gate = DispatchSemaphore(value: 0)
   for index in 0..<count {
     let thread = Thread {
-      gate.wait()
+      // The start signal; a lost one fails the run by its deadline instead of hanging here.
+      _ = gate.wait(timeout: .now() + 60)
       body(index)
       condition.lock()
       counter.finished += 1

@@ -20,6 +20,10 @@ import Dispatch
 /// Thread-safe. ``submit(_:merging:replaced:)`` may be called under the caller's own lock: it
 /// never runs user code or releases an item, it only reports whether the caller must call
 /// ``drain()`` once it has unlocked.
+///
+/// `@unchecked Sendable`: every mutable property is guarded by `lock`, and `deliver` (which may
+/// be a main-actor closure) is only ever called on the scheduler's main queue, one item at a
+/// time, by the thread that holds the lane's delivery (`isDraining`).
 final class MainQueueLane<Item>: @unchecked Sendable {
   let scheduler: MainScheduler
   private let deliver: (Item) -> Void
