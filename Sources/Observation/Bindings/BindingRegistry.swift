@@ -11,6 +11,9 @@ struct BindingKey: Hashable {
 /// remember its bindings in. Records hold the target and the binding weakly; a binding lives as
 /// long as its registration (whose closure keeps it), so a record goes stale when the target dies
 /// or the binding ends, and stale records are pruned as the table grows.
+///
+/// `@unchecked Sendable`: `records` and `pruneThreshold` are guarded by `lock`, and nothing here
+/// calls out while holding it.
 final class BindingRegistry: @unchecked Sendable {
   static let shared = BindingRegistry()
 

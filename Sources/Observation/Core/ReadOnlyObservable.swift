@@ -821,7 +821,11 @@ private struct RoundOutcome {
   var pruned = 0
 }
 
-// Every stored property is guarded by `lock` (see the note on the properties above).
+// Every stored property is guarded by `lock` (see the note on the properties above). The
+// registered closures are called one at a time, never concurrently, and in the isolation they
+// were registered from: a main-actor or actor closure only on its executor (`CallbackIsolation`).
+// One case Swift cannot check: a non-`@Sendable` closure registered from nonisolated code runs
+// on the delivering thread, which may be another thread (see the Threading article).
 extension ReadOnlyObservable: @unchecked Sendable where Value: Sendable {}
 
 extension ReadOnlyObservable: CustomStringConvertible {

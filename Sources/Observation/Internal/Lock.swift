@@ -94,18 +94,13 @@ package struct Lock: @unchecked Sendable {
 }
 
 #if DEBUG
-  /// How many of the library's locks the calling thread holds, kept in a thread-specific slot.
+  /// How many of the library's locks the calling thread holds.
   private enum HeldLocks {
-    static let key: pthread_key_t = {
-      var key = pthread_key_t()
-      let status = pthread_key_create(&key, nil)
-      precondition(status == 0, "pthread_key_create failed with \(status)")
-      return key
-    }()
+    static let slot = ThreadLocal()
 
     static var count: Int {
-      get { Int(bitPattern: pthread_getspecific(key)) }
-      set { pthread_setspecific(key, UnsafeRawPointer(bitPattern: newValue)) }
+      get { Int(bitPattern: slot.value) }
+      set { slot.value = UnsafeMutableRawPointer(bitPattern: newValue) }
     }
   }
 #endif

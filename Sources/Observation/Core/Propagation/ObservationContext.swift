@@ -1,13 +1,3 @@
-#if canImport(Darwin)
-  internal import Darwin
-#elseif canImport(Glibc)
-  internal import Glibc
-#elseif canImport(Musl)
-  internal import Musl
-#elseif canImport(Bionic)
-  internal import Bionic
-#endif
-
 /// A derived value that a change has made stale: recomputed once per propagation, after every
 /// node of a lower rank, so it never combines values that did not coexist.
 protocol PropagationNode: AnyObject {
@@ -53,26 +43,21 @@ final class ObservationContext {
 
   /// The calling thread's context, made on first use and released when the thread exits.
   static var current: ObservationContext {
-    if let raw = pthread_getspecific(key) {
+    if let raw = slot.value {
       return Unmanaged<ObservationContext>.fromOpaque(raw).takeUnretainedValue()
     }
     let context = ObservationContext()
-    pthread_setspecific(key, Unmanaged.passRetained(context).toOpaque())
+    slot.value = Unmanaged.passRetained(context).toOpaque()
     return context
   }
 
-  private static let key: pthread_key_t = {
-    var key = pthread_key_t()
-    let status = pthread_key_create(&key) { raw in
-      #if canImport(Darwin)
-        Unmanaged<ObservationContext>.fromOpaque(raw).release()
-      #else
-        if let raw { Unmanaged<ObservationContext>.fromOpaque(raw).release() }
-      #endif
-    }
-    precondition(status == 0, "pthread_key_create failed with \(status)")
-    return key
-  }()
+  private static let slot = ThreadLocal { raw in
+    #if canImport(Darwin)
+      Unmanaged<ObservationContext>.fromOpaque(raw).release()
+    #else
+      if let raw { Unmanaged<ObservationContext>.fromOpaque(raw).release() }
+    #endif
+  }
 
   // MARK: - Propagations
 
