@@ -133,19 +133,24 @@ extension ReadOnlyObservable {
     // exists) and a derived source (which has no owner but its users) alive; a root
     // `Observable` is owned by its model and is not kept. The cycle through a derived source's
     // own list ends when the entry does.
-    let chain: ReadOnlyObservable<Value>? = self is Observable<Value> ? nil : self
+    // Held as `AnyObject?`: a generic optional would cost a metadata look-up on every write.
+    let chain: AnyObject? = self is Observable<Value> ? nil : self
     let callback: Callback
     if case .delivering = isolation {
       callback = { [unowned(unsafe) target] value, _ in
         // The delivery loop holds the target strongly around the call (it loads the weak
         // owner once), so the unowned(unsafe) capture is never dangling here.
-        withExtendedLifetime((binding, chain)) { apply(target, value) }
+        apply(target, value)
+        withExtendedLifetime(binding) {}
+        withExtendedLifetime(chain) {}
       }
     } else {
       // The write may wait for the target's actor, after the delivery loop let go of it.
       callback = { [weak target] value, _ in
         guard let target else { return }
-        withExtendedLifetime((binding, chain)) { apply(target, value) }
+        apply(target, value)
+        withExtendedLifetime(binding) {}
+        withExtendedLifetime(chain) {}
       }
     }
     register(

@@ -40,7 +40,7 @@ extension ReadOnlyObservable {
   public func map<Result>(_ transform: @escaping @Sendable (Value) -> Result) -> ReadOnlyObservable<
     Result
   > {
-    let pipeline = DerivedPipeline<Value, Result>(rank: rank + 1, reduce: transform)
+    let pipeline = DerivedPipeline<Value, Result>(rank: rank + 1, transform: transform)
     return DerivedObservable.make(pipeline: pipeline) {
       [feed(pipeline) { $0 }]
     }
