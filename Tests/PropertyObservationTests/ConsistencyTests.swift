@@ -39,17 +39,31 @@ struct ConsistencyTests {
     withExtendedLifetime(token) {}
   }
 
-  @Test func aRootObserverSetInTheSameRoundSeesDerivedValuesAfterTheRound() {
-    // Derived values are recomputed when the round that changed their source ends, after every
-    // observer of that round, so a root observer never sees them half updated.
+  @Test func aSingleSourceDerivedValueIsUpdatedAtItsRegistrationsPlaceInTheRound() {
+    // `map` has one source: it is computed when the source's round reaches its registration
+    // (made when `map` was called), so observers registered after it see the new value.
     let a = Observable(1)
     let doubled = a.map { $0 * 2 }
     var log: [String] = []
     let first = a.observe { value, _ in log.append("a \(value), doubled \(doubled.value)") }
     let second = doubled.observe { value, _ in log.append("doubled \(value)") }
     a.value = 2
-    #expect(log == ["a 2, doubled 2", "doubled 4"])
+    #expect(log == ["doubled 4", "a 2, doubled 4"])
     #expect(doubled.value == 4)
+    withExtendedLifetime((first, second)) {}
+  }
+
+  @Test func aCombinedValueIsRecomputedAfterTheRoundThatChangedItsSource() {
+    // `combineLatest` waits until the propagation ends, so that every source the change
+    // affects has its new value: an observer of the source sees the combination not yet updated.
+    let a = Observable(1)
+    let other = Observable("x")
+    let combined = a.combineLatest(other)
+    var log: [String] = []
+    let first = a.observe { value, _ in log.append("a \(value), combined \(combined.value.0)") }
+    let second = combined.observe { pair, _ in log.append("combined \(pair.0)\(pair.1)") }
+    a.value = 2
+    #expect(log == ["a 2, combined 1", "combined 2x"])
     withExtendedLifetime((first, second)) {}
   }
 

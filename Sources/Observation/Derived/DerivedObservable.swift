@@ -9,7 +9,7 @@
 final class DerivedObservable<Value>: ReadOnlyObservable<Value> {
   private let upstream: [ObservationToken]
 
-  private init(seed: Value, rank: Int, upstream: [ObservationToken]) {
+  init(seed: Value, rank: Int, upstream: [ObservationToken]) {
     self.upstream = upstream
     super.init(initialValue: seed, rank: rank)
   }

@@ -1,5 +1,7 @@
-/// Turns the upstream changes of a derived observable into its own values, glitch-free, and
-/// publishes them with ``ReadOnlyObservable/send(_:)``.
+/// Turns the upstream changes of a derived observable with several inputs (`combineLatest`,
+/// `flatMapLatest`) into its own values, glitch-free, and publishes them with
+/// ``ReadOnlyObservable/send(_:)``. (An operator with one input needs none of this: see
+/// `DerivedLink`.)
 ///
 /// An upstream round does not recompute the value at once: it queues its event, tagged with the
 /// delivering thread's propagation, and marks the pipeline stale there (see
@@ -46,42 +48,15 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
   /// the lock orders after it.
   private weak var target: DerivedObservable<Output>?
   private let reduce: (Event, (Output) -> Void) -> Void
-  private let isDuplicate: ((Output, Output) -> Bool)?
-  /// The last value published (initialized when `hasPublished`), and a slot for the value being
-  /// folded; only recomputations touch them, one at a time.
-  private let lastPublished = UnsafeMutablePointer<Output>.allocate(capacity: 1)
-  private var hasPublished = false
+  /// The value being folded; only recomputations touch it, one at a time.
   private let folded = UnsafeMutablePointer<Output>.allocate(capacity: 1)
 
-  /// A pipeline whose every event yields a value (`map`, `removeDuplicates`).
-  ///
-  /// - Parameters:
-  ///   - rank: 1 + the highest rank among the sources.
-  ///   - isDuplicate: When given, a value that is a duplicate of the last one published is not
-  ///     published (``ReadOnlyObservable/removeDuplicates(by:)``).
-  ///   - transform: Computes the value to publish from one upstream event.
-  init(
-    rank: Int,
-    isDuplicate: ((Output, Output) -> Bool)? = nil,
-    transform: @escaping (Event) -> Output
-  ) {
-    self.rank = rank
-    self.isDuplicate = isDuplicate
-    self.reduce = { event, yield in yield(transform(event)) }
-    eventSlots = .allocate(capacity: eventCapacity)
-    eventTags = .allocate(capacity: eventCapacity)
-  }
-
-  /// A pipeline whose events may yield nothing (filters, `combineLatest` before every source
-  /// reported, a stale `flatMapLatest` value).
-  ///
   /// - Parameters:
   ///   - rank: 1 + the highest rank among the sources.
   ///   - reduce: Folds one upstream event into the state and returns the value to publish, or
   ///     `nil` to publish nothing.
   init(rank: Int, reduce: @escaping (Event) -> Output?) {
     self.rank = rank
-    self.isDuplicate = nil
     self.reduce = { event, yield in
       if let value = reduce(event) { yield(value) }
     }
@@ -93,8 +68,6 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
     for offset in 0..<eventCount { (eventSlots + slot(offset)).deinitialize(count: 1) }
     eventSlots.deallocate()
     eventTags.deallocate()
-    if hasPublished { lastPublished.deinitialize(count: 1) }
-    lastPublished.deallocate()
     folded.deallocate()
     lock.deallocate()
   }
@@ -173,10 +146,6 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
       lock.lock()
     }
     lock.unlock()
-    if let seed {
-      lastPublished.initialize(to: seed)
-      hasPublished = true
-    }
     return seed
   }
 
@@ -251,13 +220,6 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
     // A dead target means the derived observable is going away and its upstream registrations
     // with it; events that still arrive (from a round on another thread) are dropped.
     guard let target else { return }
-    if hasPublished {
-      if let isDuplicate, isDuplicate(lastPublished.pointee, folded.pointee) { return }
-      lastPublished.pointee = folded.pointee
-    } else {
-      lastPublished.initialize(to: folded.pointee)
-      hasPublished = true
-    }
     target.send(folded.pointee)
   }
 }

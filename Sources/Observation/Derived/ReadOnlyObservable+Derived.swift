@@ -28,11 +28,13 @@ extension ReadOnlyObservable {
   /// the derived observable is deallocated, its registration on this observable ends.
   ///
   /// > Important: The derived value updates synchronously, on the thread that delivers this
-  /// > observable's round, once that round's callbacks have run and after every derived value
-  /// > it depends on (glitch-free: see <doc:OrderingContract>), before the outermost set
-  /// > returns. Each change is published once, in order; changes arriving from several threads
-  /// > at once are published one at a time. `transform` is never called concurrently with
-  /// > itself, and no lock is held while it runs.
+  /// > observable's round, when the round reaches the registration that `map` made: after the
+  /// > observers registered before the call, before those registered after it, and before
+  /// > the set returns. Its one input is final by then, so it never shows a state that did not
+  /// > exist (see <doc:OrderingContract>). Each change is published once, in order;
+  /// > changes arriving from several threads at once are published one at a time.
+  /// > `transform` is never called concurrently with itself, and no lock is held while it
+  /// > runs.
   ///
   /// - Parameter transform: Computes the derived value. It may read other observables; it
   ///   should not set this one.
@@ -40,10 +42,10 @@ extension ReadOnlyObservable {
   public func map<Result>(_ transform: @escaping @Sendable (Value) -> Result) -> ReadOnlyObservable<
     Result
   > {
-    let pipeline = DerivedPipeline<Value, Result>(rank: rank + 1, transform: transform)
-    return DerivedObservable.make(pipeline: pipeline) {
-      [feed(pipeline) { $0 }]
-    }
+    // One source: computed inside its round (see `DerivedLink`).
+    let link = DerivedLink<Result>()
+    let token = observe(options: [.initial, .new]) { value, _ in link.publish(transform(value)) }
+    return link.attach(rank: rank + 1, upstream: token)
   }
 
   /// Returns a read-only observable that publishes a change only when `isDuplicate` says the new
@@ -73,11 +75,13 @@ extension ReadOnlyObservable {
   fileprivate func removingDuplicates(
     by isDuplicate: @escaping (Value, Value) -> Bool
   ) -> ReadOnlyObservable<Value> {
-    // Compared with the last value published, after the propagation settled.
-    let pipeline = DerivedPipeline<Value, Value>(rank: rank + 1, isDuplicate: isDuplicate) { $0 }
-    return DerivedObservable.make(pipeline: pipeline) {
-      [feed(pipeline) { $0 }]
+    // Compared with the last value published; `.initial` always is.
+    let last = LastPublished(isDuplicate: isDuplicate)
+    let link = DerivedLink<Value>()
+    let token = observe(options: [.initial, .new]) { value, _ in
+      if last.admits(value) { link.publish(value) }
     }
+    return link.attach(rank: rank + 1, upstream: token)
   }
 
   /// Returns a read-only observable that holds this observable's value and the other's as a
@@ -91,11 +95,14 @@ extension ReadOnlyObservable {
   /// ```
   ///
   /// Combining an observable with itself, or with a value derived from it, publishes once per
-  /// change, with values that existed together (never the new value paired with a stale one).
+  /// change, with values that existed together (never the new value paired with a stale one):
+  /// unlike ``map(_:)``, which has one input, the combination is recomputed when the
+  /// propagation that changed a source ends, after every derived value it depends on
+  /// (see <doc:OrderingContract>), and before the outermost set returns.
   ///
-  /// Lifetime and threading are those of ``map(_:)``: the result keeps both sources alive, and a
-  /// change of either is published on the thread that delivers it, one at a time and in arrival
-  /// order when both change at once on different threads.
+  /// Lifetime is that of ``map(_:)``: the result keeps both sources alive. A change of either is
+  /// published on the thread that delivers it, one at a time and in arrival order when both
+  /// change at once on different threads.
   ///
   /// - Parameter other: The second source.
   /// - Returns: A read-only observable of `(value, other.value)`.

@@ -66,20 +66,15 @@ extension ReadOnlyObservable {
     initial: Result,
     _ transform: @escaping (Value) -> Result?
   ) -> ReadOnlyObservable<Result> {
-    let start = FilterStart()
-    let pipeline = DerivedPipeline<Value, Result>(rank: rank + 1) { value in
-      // The first event is the `.initial` value the seed is made of: it always yields.
-      if start.isSeeded { return transform(value) }
-      start.isSeeded = true
-      return transform(value) ?? initial
+    // One source: computed inside its round (see `DerivedLink`). `.initial` always yields.
+    let link = DerivedLink<Result>()
+    let token = observe(options: [.initial, .new]) { value, option in
+      if let result = transform(value) {
+        link.publish(result)
+      } else if option == .initial {
+        link.publish(initial)
+      }
     }
-    return DerivedObservable.make(pipeline: pipeline) {
-      [feed(pipeline) { $0 }]
-    }
+    return link.attach(rank: rank + 1, upstream: token)
   }
-}
-
-/// Whether a filtering pipeline has made its seed. Only the pipeline's drainer touches it.
-final class FilterStart {
-  var isSeeded = false
 }

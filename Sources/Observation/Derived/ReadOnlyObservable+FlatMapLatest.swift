@@ -36,7 +36,8 @@ extension ReadOnlyObservable {
   /// long as it is selected. Nothing keeps the derived observable alive but its users, as for
   /// ``map(_:)``; when it goes, both of its registrations end.
   ///
-  /// > Important: Threading is that of ``map(_:)``: the switch, and each change of the selected
+  /// > Important: Timing is that of ``combineLatest(_:)`` (it reads the selected observable,
+  /// > so it waits until the propagation ends): the switch, and each change of the selected
   /// > observable, is published synchronously on the thread that delivers it, one at a time
   /// > and in order; `transform` never runs concurrently with itself, and no lock is held while
   /// > it runs. Once a switch has been published, no value of a previously selected observable
