@@ -287,6 +287,33 @@ struct DerivedObservableTests {
     token.cancel()
   }
 
+  @Test func operatorsBuiltWhileOtherThreadsSetTheSourceMissNoChange() {
+    // A one-input operator is built by its registration's `.initial` call; a change that a
+    // round on another thread delivers right after must reach the built value, in order.
+    let source = Observable(0)
+    let built = RecordingLog<(ReadOnlyObservable<Int>, ObservationToken, RecordingLog<Int>)>()
+    runConcurrently(3) { index in
+      if index == 0 {
+        for _ in 0..<40 {
+          let doubled = source.map { $0 * 2 }.removeDuplicates().filter(initial: -1) { $0 >= 0 }
+          let seen = RecordingLog<Int>()
+          let token = doubled.observe(options: [.initial, .new]) { value, _ in seen.append(value) }
+          built.append((doubled, token, seen))
+        }
+      } else {
+        for _ in 0..<500 { source.update { $0 += 1 } }
+      }
+    }
+    #expect(source.value == 1000)
+    for (doubled, token, seen) in built.events {
+      #expect(doubled.value == 2000)
+      let values = seen.events
+      #expect(values.last == 2000)
+      #expect(zip(values, values.dropFirst()).allSatisfy { $0 < $1 })
+      token.cancel()
+    }
+  }
+
   @Test func combineLatestNeverGoesBackWhenBothSourcesChangeOnDifferentThreads() {
     let left = Observable(0)
     let right = Observable(0)

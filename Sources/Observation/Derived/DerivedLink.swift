@@ -2,65 +2,80 @@
 /// source and is computed inline, inside the source's round (``ReadOnlyObservable/map(_:)``,
 /// ``ReadOnlyObservable/removeDuplicates(by:)``, the filters).
 ///
-/// Such an operator needs no queue and no scheduling: its only input is final as soon as the
-/// source's round reaches its registration, and the core calls a registration one call at a
-/// time, `.initial` first, so its transform is never called concurrently with itself. The link
-/// only bridges the moment the derived observable is built: the `.initial` value, and any change
-/// that a round on another thread delivers before ``attach(rank:upstream:)``, wait in `pending`,
-/// and the newest of them seeds the derived observable. After that, each value is sent on at
-/// once, on the delivering thread.
+/// Such an operator needs no queue, no scheduling and no lock: its only input is final as soon
+/// as the source's round reaches its registration, and the core calls a registration one call
+/// at a time, `.initial` first and inside the registering call, before any round can reach it.
+/// So the `.initial` call builds the derived observable (on the builder's thread), and every
+/// later call, on whichever thread delivers, finds it there: the core's lock orders those calls
+/// after the `.initial` one.
 ///
-/// The link holds the derived observable weakly (the derived observable owns the registration
-/// whose closure holds the link): once the derived observable is gone, values are dropped.
+/// The link holds the derived observable weakly (the derived observable owns the registration,
+/// whose closure holds the link): once the derived observable is gone, values are dropped. Until
+/// then, the builder holds it through ``takeBuilt()``.
 final class DerivedLink<Value> {
-  private let lock = Lock()
-  // Guarded by `lock`.
+  private let rank: Int
+  /// The registration feeding this link, handed to the derived observable when it is built.
+  private var upstream: ObservationToken?
+  /// The derived observable, from `.initial` until the builder takes it (builder's thread only).
+  private var built: DerivedObservable<Value>?
+  /// Written by the `.initial` call; read by later calls, which the core orders after it.
   private weak var target: DerivedObservable<Value>?
-  private var isAttached = false
-  private var pending: Value?
 
-  deinit {
-    lock.deallocate()
+  /// - Parameters:
+  ///   - rank: 1 + the source's rank.
+  ///   - upstream: The registration that will feed this link; the derived observable owns it.
+  init(rank: Int, upstream: ObservationToken) {
+    self.rank = rank
+    self.upstream = upstream
   }
 
-  /// Sends `value` to the derived observable, or keeps it as the seed until it is attached.
-  func publish(_ value: Value) {
-    lock.lock()
-    guard isAttached else { return holdUntilAttached(value) }
-    let target = target
-    lock.unlock()
+  /// Builds the derived observable from the `.initial` value, or sends a change to it.
+  func publish(_ value: Value, _ option: ObservableOptions) {
+    guard option != .initial else { return build(seed: value) }
     target?.send(value)
   }
 
-  /// Entered with the lock held; returns with it released.
   @inline(never)
-  private func holdUntilAttached(_ value: Value) {
-    // The value it replaces is released after unlocking: its deinit may be user code.
-    let replaced = pending
-    pending = value
-    lock.unlock()
-    withExtendedLifetime(replaced) {}
+  private func build(seed: Value) {
+    guard let upstream else { preconditionFailure("a registration delivered .initial twice") }
+    self.upstream = nil
+    let derived = DerivedObservable(seed: seed, rank: rank, upstream: [upstream])
+    built = derived
+    target = derived
   }
 
-  /// Builds the derived observable from the newest value received so far and sends every later
-  /// value to it.
-  ///
-  /// - Parameters:
-  ///   - rank: 1 + the source's rank.
-  ///   - upstream: The registration that feeds this link; the derived observable owns it.
-  /// - Returns: The derived observable.
-  func attach(rank: Int, upstream: ObservationToken) -> DerivedObservable<Value> {
-    lock.lock()
-    guard let seed = pending else {
-      lock.unlock()
+  /// The derived observable, once the registration has delivered `.initial` (the core does so
+  /// inside the registering call).
+  func takeBuilt() -> DerivedObservable<Value> {
+    guard let derived = built else {
       preconditionFailure("a source did not deliver .initial inside its registering call")
     }
-    pending = nil
-    let derived = DerivedObservable(seed: seed, rank: rank, upstream: [upstream])
-    target = derived
-    isAttached = true
-    lock.unlock()
+    built = nil
     return derived
+  }
+}
+
+extension ReadOnlyObservable {
+  /// Registers `step` for this observable's `.initial` value and changes, to feed a derived
+  /// observable computed inline (see `DerivedLink`), and returns that observable.
+  ///
+  /// - Parameter step: Receives each value with its option (`.initial` first, then `.new`) and
+  ///   publishes what the operator makes of it through the link; for `.initial` it must publish.
+  /// - Returns: The derived observable, seeded from the `.initial` value.
+  func deriveInline<Result>(
+    _ step: @escaping (Value, ObservableOptions, DerivedLink<Result>) -> Void
+  ) -> ReadOnlyObservable<Result> {
+    // The token exists before the registration, so the derived observable can own it from the
+    // moment it is built, inside `.initial`.
+    let token = ObservationToken(source: self)
+    let link = DerivedLink<Result>(rank: rank + 1, upstream: token)
+    let callback: Callback = { value, option in step(value, option, link) }
+    register(
+      Entry(token: token, options: [.initial, .new], callback: callback),
+      replacing: false,
+      initial: callback
+    )
+    return link.takeBuilt()
   }
 }
 

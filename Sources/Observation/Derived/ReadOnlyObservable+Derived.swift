@@ -42,10 +42,7 @@ extension ReadOnlyObservable {
   public func map<Result>(_ transform: @escaping @Sendable (Value) -> Result) -> ReadOnlyObservable<
     Result
   > {
-    // One source: computed inside its round (see `DerivedLink`).
-    let link = DerivedLink<Result>()
-    let token = observe(options: [.initial, .new]) { value, _ in link.publish(transform(value)) }
-    return link.attach(rank: rank + 1, upstream: token)
+    deriveInline { value, option, link in link.publish(transform(value), option) }
   }
 
   /// Returns a read-only observable that publishes a change only when `isDuplicate` says the new
@@ -77,11 +74,9 @@ extension ReadOnlyObservable {
   ) -> ReadOnlyObservable<Value> {
     // Compared with the last value published; `.initial` always is.
     let last = LastPublished(isDuplicate: isDuplicate)
-    let link = DerivedLink<Value>()
-    let token = observe(options: [.initial, .new]) { value, _ in
-      if last.admits(value) { link.publish(value) }
+    return deriveInline { value, option, link in
+      if last.admits(value) { link.publish(value, option) }
     }
-    return link.attach(rank: rank + 1, upstream: token)
   }
 
   /// Returns a read-only observable that holds this observable's value and the other's as a

@@ -66,15 +66,13 @@ extension ReadOnlyObservable {
     initial: Result,
     _ transform: @escaping (Value) -> Result?
   ) -> ReadOnlyObservable<Result> {
-    // One source: computed inside its round (see `DerivedLink`). `.initial` always yields.
-    let link = DerivedLink<Result>()
-    let token = observe(options: [.initial, .new]) { value, option in
+    // `.initial` always publishes: `initial` when the current value is rejected.
+    deriveInline { value, option, link in
       if let result = transform(value) {
-        link.publish(result)
+        link.publish(result, option)
       } else if option == .initial {
-        link.publish(initial)
+        link.publish(initial, option)
       }
     }
-    return link.attach(rank: rank + 1, upstream: token)
   }
 }
