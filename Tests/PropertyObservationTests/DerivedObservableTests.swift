@@ -2,6 +2,12 @@ import PropertyObservation
 import TestSupport
 import Testing
 
+#if canImport(Darwin)
+  import Darwin
+#elseif canImport(Glibc)
+  import Glibc
+#endif
+
 @Suite("Derived observables")
 struct DerivedObservableTests {
   // MARK: - map
@@ -312,6 +318,57 @@ struct DerivedObservableTests {
       #expect(zip(values, values.dropFirst()).allSatisfy { $0 < $1 })
       token.cancel()
     }
+  }
+
+  @Test func aDerivedValuesOnlyObserverGetsOldThenNewAndIsPrunedWhenItsOwnerDies() {
+    // A derived value with one observer calls it without a round of its own; the rules are
+    // those of a round.
+    final class Owner {}
+    let source = Observable(1)
+    let doubled = source.map { $0 * 2 }
+    let log = RecordingLog<String>()
+    var owner: Owner? = Owner()
+    doubled.addObserver(owner!, options: [.old, .new]) { value, option in
+      log.append("\(option) \(value)")
+    }
+    source.value = 2
+    #expect(log.events == ["[.old] 2", "[.new] 4"])
+    owner = nil
+    source.value = 3
+    #expect(log.events == ["[.old] 2", "[.new] 4"])
+    #expect(doubled.observerCount == 0)
+    #expect(doubled.value == 6)
+  }
+
+  @Test func observersJoiningAChainsMiddleWhileItsSourceChangesMissNoLaterChange() {
+    // While the middle of a chain has one observer (the next operator), its changes skip the
+    // round; registrations and cancellations from another thread meanwhile must still see every
+    // change made after them, in order, and the end of the chain every change.
+    let source = Observable(0)
+    let doubled = source.map { $0 * 2 }
+    let end = doubled.map { $0 + 1 }
+    let ends = RecordingLog<Int>()
+    let endToken = end.observe { value, _ in ends.append(value) }
+    let joined = RecordingLog<RecordingLog<Int>>()
+    runConcurrently(2) { index in
+      if index == 0 {
+        for _ in 0..<2000 { source.update { $0 += 1 } }
+      } else {
+        for _ in 0..<200 {
+          let seen = RecordingLog<Int>()
+          let token = doubled.observe(options: [.initial, .new]) { value, _ in seen.append(value) }
+          for _ in 0..<20 where seen.events.count < 3 { sched_yield() }
+          token.cancel()
+          joined.append(seen)
+        }
+      }
+    }
+    #expect(ends.events == (1...2000).map { $0 * 2 + 1 })
+    for seen in joined.events {
+      let values = seen.events
+      #expect(zip(values, values.dropFirst()).allSatisfy { $1 == $0 + 2 })
+    }
+    endToken.cancel()
   }
 
   @Test func combineLatestNeverGoesBackWhenBothSourcesChangeOnDifferentThreads() {

@@ -39,38 +39,8 @@ func derivedChainContenders() -> [Contender] {
 
   // The same closure writing through the key path, to separate the standard library's key-path
   // write (which allocates a holder per write) from the cost of the chain itself.
-  do {
-    let target = BindingTarget()
-    let source = Observable(0)
-    final class Last { var value = 0 }
-    let last = Last()
-    let keyPath: ReferenceWritableKeyPath<BindingTarget, Int> = \.value
-    source.observe(with: target, options: [.initial, .new]) { target, value in
-      let half = value / 2
-      if half != last.value {
-        last.value = half
-        target[keyPath: keyPath] = half
-      }
-    }
-    contenders.append(
-      Contender(Column.handWrittenKeyPath, unitsPerIteration: 1, checksum: { target.total }) {
-        iterations in
-        for value in 0..<iterations { source.value = value }
-      })
-  }
-
-  do {
-    let target = BindingTarget()
-    let source = Observable(0)
-    let binding = source.map { $0 / 2 }.removeDuplicates().bind(to: target, \.value)
-    contenders.append(
-      Contender(
-        Column.libraryBinding, unitsPerIteration: 1,
-        checksum: { withExtendedLifetime(binding) { target.total } }
-      ) { iterations in
-        for value in 0..<iterations { source.value = value }
-      })
-  }
+  contenders += keyPathChainContenders(
+    target: BindingTarget(), \.value, checksum: { $0.total })
 
   do {
     let target = BindingTarget()
@@ -82,6 +52,60 @@ func derivedChainContenders() -> [Contender] {
         checksum: { withExtendedLifetime(cancellable) { target.total } }
       ) { iterations in
         for value in 0..<iterations { subject.send(value) }
+      })
+  }
+  return contenders
+}
+
+/// A target whose property has no observers: writing it through a key path is a stored-property
+/// write, which allocates nothing (a property with `didSet`, like `BindingTarget`'s, makes the
+/// standard library allocate a write-back buffer per key-path write).
+final class StoredPropertyTarget {
+  var value = 0
+}
+
+/// The derived chain and the same key-path write by hand, into a ``StoredPropertyTarget``: for
+/// counting what the chain itself allocates per set.
+func storedPropertyChainContenders() -> [Contender] {
+  keyPathChainContenders(target: StoredPropertyTarget(), \.value, checksum: { $0.value })
+}
+
+/// The chain's key-path columns for one kind of target: the hand-written closure writing through
+/// `keyPath`, and the library's `map → removeDuplicates → bind(to:)`. Each column gets its own
+/// target (`target` is an autoclosure).
+private func keyPathChainContenders<Target: AnyObject>(
+  target makeTarget: @autoclosure () -> Target,
+  _ keyPath: ReferenceWritableKeyPath<Target, Int>,
+  checksum: @escaping (Target) -> Int
+) -> [Contender] {
+  var contenders: [Contender] = []
+  do {
+    let target = makeTarget()
+    let source = Observable(0)
+    let last = LastHalf()
+    source.observe(with: target, options: [.initial, .new]) { target, value in
+      let half = value / 2
+      if half != last.value {
+        last.value = half
+        target[keyPath: keyPath] = half
+      }
+    }
+    contenders.append(
+      Contender(Column.handWrittenKeyPath, unitsPerIteration: 1, checksum: { checksum(target) }) {
+        iterations in
+        for value in 0..<iterations { source.value = value }
+      })
+  }
+  do {
+    let target = makeTarget()
+    let source = Observable(0)
+    let binding = source.map { $0 / 2 }.removeDuplicates().bind(to: target, keyPath)
+    contenders.append(
+      Contender(
+        Column.libraryBinding, unitsPerIteration: 1,
+        checksum: { withExtendedLifetime(binding) { checksum(target) } }
+      ) { iterations in
+        for value in 0..<iterations { source.value = value }
       })
   }
   return contenders
@@ -147,4 +171,9 @@ func keyPathBindingContenders() -> [Contender] {
       })
   }
   return contenders
+}
+
+/// The last value the hand-written chain wrote (its `removeDuplicates`).
+private final class LastHalf {
+  var value = 0
 }

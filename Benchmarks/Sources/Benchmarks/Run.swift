@@ -231,6 +231,9 @@ func runBenchmarks(arguments: [String]) -> Int32 {
       "map → removeDuplicates → bind(to:)", allocationsPerSet(derivedChainContenders(), sets: sets))
     table.add(
       "bind(to: target, \\.value)", allocationsPerSet(keyPathBindingContenders(), sets: sets))
+    table.add(
+      "map → removeDuplicates → bind(to:), property without didSet",
+      allocationsPerSet(storedPropertyChainContenders(), sets: sets))
     record("bindingAllocations", table)
   }
 
@@ -299,7 +302,8 @@ func runBenchmarks(arguments: [String]) -> Int32 {
 }
 
 /// `--profile WORKLOAD COLUMN ITERATIONS` runs one column of one workload alone, for
-/// `valgrind --tool=callgrind` (WORKLOAD: fanout-N, oldnew-N, churn, reentrant, chain, keypath).
+/// `valgrind --tool=callgrind` (WORKLOAD: fanout-N, oldnew-N, churn, reentrant, chain, keypath);
+/// with COLUMN `all` it times every column of the workload as the full run does.
 func profile(_ values: [String]) -> Int32 {
   guard values.count >= 2 else {
     print("usage: benchmarks --profile WORKLOAD COLUMN [ITERATIONS]")
@@ -322,6 +326,14 @@ func profile(_ values: [String]) -> Int32 {
     contenders = keyPathBindingContenders()
   } else {
     contenders = []
+  }
+  if values[1] == "all" {
+    // Every column, timed as in the full run: for checking one row quickly.
+    let medians = measure(contenders, workPerIteration: nil, configuration: RunConfiguration())
+    for contender in contenders {
+      print("\(contender.column): \(format(medians[contender.column] ?? .nan, fractionDigits: 1))")
+    }
+    return 0
   }
   guard let contender = contenders.first(where: { $0.column == values[1] }) else {
     print("unknown workload or column: \(values[0]) \(values[1])")

@@ -34,6 +34,8 @@ public class ReadOnlyObservable<Value> {
   }
 
   private let lock = Lock()
+  /// ``ObservationContext/slot``, read once here instead of behind a `swift_once` on every set.
+  private let contextSlot = ObservationContext.slot
 
   // Every property below is guarded by `lock`, with one exception that makes delivery cheap:
   // while a thread is the deliverer (see `state`), only that thread changes `observers` (always
@@ -173,6 +175,56 @@ public class ReadOnlyObservable<Value> {
     store(newValue, ifVersion: nil)
   }
 
+  /// Stores a derived observable's new value from inside its source's round (see `DerivedLink`).
+  ///
+  /// Such an observable is set only there, so its changes never re-enter it: while it is idle
+  /// with at most one registration (a chain's next operator, or one binding), that registration
+  /// is called directly, without taking the deliverer role or running a round. A registration or
+  /// removal from another thread meanwhile sees the stored value, as it would after a round.
+  /// Anything else (more observers, queued work, a trace, a transaction) takes the full path.
+  final func feed(_ newValue: Value) {
+    ObservationContext.withCurrent(slot: contextSlot) { context in
+      lock.lock()
+      guard !context.isInTransaction, state.role == .idle, observers.count <= 1, tracer == nil,
+        !hasPending, !hasBoundaryWork, !needsCompaction
+      else {
+        lock.unlock()
+        store(newValue, ifVersion: nil, in: context)
+        return
+      }
+      guard observers.count == 1 else {
+        storage = newValue
+        version &+= 1
+        return lock.unlock()
+      }
+      let entry = observers.base
+      // The one weak load of this call; the strong reference keeps the owner alive for it.
+      let owner = entry.pointee.owner
+      guard !entry.pointee.isRemoved, entry.pointee.isToken || owner != nil else {
+        // A dead owner: a full round prunes it.
+        lock.unlock()
+        store(newValue, ifVersion: nil, in: context)
+        return
+      }
+      let oldValue = storage
+      storage = newValue
+      version &+= 1
+      let callback = entry.pointee.callback
+      let wantsOld = entry.pointee.wants(Entry.oldBit)
+      let wantsNew = entry.pointee.wants(Entry.newBit)
+      lock.unlock()
+      context.beginPropagation()
+      if wantsOld { callback(oldValue, .old) }
+      if wantsNew { callback(newValue, .new) }
+      #if compiler(>=6.1)
+        extendLifetime(owner)
+      #else
+        withExtendedLifetime(owner) {}
+      #endif
+      context.endPropagation()
+    }
+  }
+
   /// Reads the value, lets `body` modify a copy without the lock (it is user code), and stores
   /// the result only if no other set happened meanwhile; otherwise it runs `body` again on the
   /// newer value.
@@ -192,7 +244,16 @@ public class ReadOnlyObservable<Value> {
   /// the transaction's end.
   @discardableResult
   private func store(_ newValue: Value, ifVersion expected: UInt?) -> Bool {
-    let context = ObservationContext.current
+    ObservationContext.withCurrent(slot: contextSlot) {
+      store(newValue, ifVersion: expected, in: $0)
+    }
+  }
+
+  @inline(__always)
+  @discardableResult
+  private func store(
+    _ newValue: Value, ifVersion expected: UInt?, in context: ObservationContext
+  ) -> Bool {
     lock.lock()
     if let expected, expected != version {
       lock.unlock()

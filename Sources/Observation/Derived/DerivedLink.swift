@@ -32,7 +32,7 @@ final class DerivedLink<Value> {
   /// Builds the derived observable from the `.initial` value, or sends a change to it.
   func publish(_ value: Value, _ option: ObservableOptions) {
     guard option != .initial else { return build(seed: value) }
-    target?.send(value)
+    target?.feed(value)
   }
 
   @inline(never)

@@ -37,6 +37,9 @@ struct ObserverEntry<Value> {
   @inline(__always) static var newBit: UInt { 2 }
   @inline(__always) private static var kindMask: UInt { 12 }
   @inline(__always) private static var flagMask: UInt { 15 }
+  // `Kind.token.rawValue` is a call in unspecialized code (the enum's raw-value getter), paid
+  // by every delivery that asks `isToken`; the literal is not.
+  @inline(__always) private static var tokenKind: UInt { 12 }
 
   /// An `addObserver` (``Kind/replaceable``) or `observe(with:)` (``Kind/owned``) entry, owned
   /// weakly by `owner`.
@@ -74,6 +77,7 @@ struct ObserverEntry<Value> {
     callback: @escaping (Value, ObservableOptions) -> Void
   ) {
     self.owner = nil
+    assert(Self.tokenKind == Kind.token.rawValue)
     self.word = Self.identity(of: token) | Kind.token.rawValue | Self.bits(for: options)
     self.callback = callback
   }
@@ -90,7 +94,7 @@ struct ObserverEntry<Value> {
 
   @inline(__always) var identity: UInt { word & ~Self.flagMask }
   @inline(__always) var kind: Kind { Kind(rawValue: word & Self.kindMask).unsafelyUnwrapped }
-  @inline(__always) var isToken: Bool { word & Self.kindMask == Kind.token.rawValue }
+  @inline(__always) var isToken: Bool { word & Self.kindMask == Self.tokenKind }
   @inline(__always) var isRemoved: Bool { word & (Self.oldBit | Self.newBit) == 0 }
   @inline(__always) var wantsOld: Bool { word & Self.oldBit != 0 }
 

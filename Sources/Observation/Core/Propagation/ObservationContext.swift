@@ -54,7 +54,26 @@ final class ObservationContext {
     return context
   }
 
-  private static let slot = ThreadLocal { raw in
+  /// Runs `body` with the calling thread's context, without the retain and release that reading
+  /// ``current`` costs (two atomic operations per change): the thread's slot keeps the context
+  /// alive until the thread exits, after every call on it has returned.
+  ///
+  /// - Parameters:
+  ///   - slot: ``slot``, which a caller on a hot path keeps in a stored property: reading the
+  ///     static costs a `swift_once` check per call.
+  ///   - body: Runs with the context, on the calling thread.
+  /// - Returns: What `body` returns.
+  @inline(__always)
+  static func withCurrent<Result>(
+    slot: ThreadLocal = slot,
+    _ body: (ObservationContext) throws -> Result
+  ) rethrows -> Result {
+    guard let raw = slot.value else { return try body(current) }
+    return try Unmanaged<ObservationContext>.fromOpaque(raw)._withUnsafeGuaranteedRef(body)
+  }
+
+  /// The thread-specific slot that holds each thread's context.
+  static let slot = ThreadLocal { raw in
     #if canImport(Darwin)
       Unmanaged<ObservationContext>.fromOpaque(raw).release()
     #else
