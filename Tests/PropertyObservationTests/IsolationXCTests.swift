@@ -38,6 +38,33 @@ final class IsolationXCTests: XCTestCase {
     MainActor.assumeIsolated { XCTAssertEqual(log.values, [1, 2]) }
     withExtendedLifetime(token) {}
   }
+
+  func testMainActorObserversGetBackgroundChangesInTheOrderOfRounds() {
+    // An observable's main-actor registrations share one lane to the main queue, so calls that
+    // wait for it arrive round by round, in registration order within each round, however many
+    // of them a main-queue turn delivers.
+    let arrived = expectation(description: "every background value arrived on the main actor")
+    let (source, token, owner, log) = MainActor.assumeIsolated {
+      () -> (Observable<Int>, ObservationToken, MainLog, MainLog) in
+      let source = Observable(0)
+      let log = MainLog()
+      let owner = MainLog()
+      let token = source.observe { value, _ in log.values.append(value) }
+      source.addObserver(owner) { value, _ in
+        log.values.append(-value)
+        if value == 300 { arrived.fulfill() }
+      }
+      return (source, token, owner, log)
+    }
+    DispatchQueue.global().async {
+      for value in 1...300 { source.value = value }
+    }
+    wait(for: [arrived], timeout: 10)
+    MainActor.assumeIsolated {
+      XCTAssertEqual(log.values, (1...300).flatMap { [$0, -$0] })
+    }
+    withExtendedLifetime((token, owner)) {}
+  }
 }
 
 /// Main-actor state for the background test.

@@ -128,3 +128,39 @@ struct SplitMix64: RandomNumberGenerator {
     return value ^ (value >> 31)
   }
 }
+
+/// For `--profile register COLUMN N`: registering N fresh owners on one observable, one column
+/// per way of registering (`weak-owner floor`, `addObserver`, `addObserver, removeIfExists:
+/// false`, `observe (token)`). The owners are created inside the run, as in no timed row: for a
+/// profiler only.
+func registrationContenders() -> [Contender] {
+  let accumulator = Accumulator()
+  var tokens: [ObservationToken] = []
+  func contender(_ column: String, _ register: @escaping (Owner) -> Void) -> Contender {
+    Contender(column, unitsPerIteration: 1) { iterations in
+      let owners = (0..<iterations).map { _ in Owner() }
+      for owner in owners { register(owner) }
+      withExtendedLifetime(owners) {}
+    }
+  }
+  let floor = WeakOwnerFloor(0)
+  let observable = Observable(0)
+  return [
+    contender(Column.floor) { owner in
+      floor.addObserver(owner, options: WeakOwnerFloor<Int>.new) { value, _ in
+        accumulator.total &+= value
+      }
+    },
+    contender(Column.owner) { owner in
+      observable.addObserver(owner) { value, _ in accumulator.total &+= value }
+    },
+    contender(Column.ownerBeside) { owner in
+      observable.addObserver(owner, removeIfExists: false) { value, _ in
+        accumulator.total &+= value
+      }
+    },
+    contender(Column.token) { _ in
+      tokens.append(observable.observe { value, _ in accumulator.total &+= value })
+    },
+  ]
+}

@@ -302,7 +302,8 @@ func runBenchmarks(arguments: [String]) -> Int32 {
 }
 
 /// `--profile WORKLOAD COLUMN ITERATIONS` runs one column of one workload alone, for
-/// `valgrind --tool=callgrind` (WORKLOAD: fanout-N, oldnew-N, churn, reentrant, chain, keypath);
+/// `valgrind --tool=callgrind` (WORKLOAD: fanout-N, oldnew-N, churn, reentrant, chain, keypath,
+/// register, mainthread: perf only);
 /// with COLUMN `all` it times every column of the workload as the full run does.
 func profile(_ values: [String]) -> Int32 {
   guard values.count >= 2 else {
@@ -324,6 +325,10 @@ func profile(_ values: [String]) -> Int32 {
     contenders = derivedChainContenders()
   } else if workload == "keypath" {
     contenders = keyPathBindingContenders()
+  } else if workload == "mainthread" {
+    contenders = mainThreadContenders(observers: 100)
+  } else if workload == "register" {
+    contenders = registrationContenders()
   } else {
     contenders = []
   }

@@ -15,8 +15,14 @@ import Dispatch
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 if let index = arguments.firstIndex(of: "--profile") {
+  let values = Array(arguments[(index + 1)...])
+  if values.first == "mainthread" {
+    // Sets on the main queue need the main thread to run it (for perf, not valgrind).
+    DispatchQueue.global().async { exit(profile(values)) }
+    dispatchMain()
+  }
   // On this thread, with no other thread started: valgrind cannot follow the thread switch.
-  exit(profile(Array(arguments[(index + 1)...])))
+  exit(profile(values))
 }
 DispatchQueue.global().async {
   exit(runBenchmarks(arguments: arguments))

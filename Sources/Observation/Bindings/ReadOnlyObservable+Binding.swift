@@ -158,7 +158,7 @@ extension ReadOnlyObservable {
         owner: target,
         handle: binding,
         options: [.initial, .new],
-        callback: isolation.confine(callback, owner: target)
+        callback: isolation.confine(callback, owner: target, on: self)
       ),
       replacing: false,
       initial: callback

@@ -29,7 +29,7 @@ extension ReadOnlyObservable {
       Entry(
         token: token,
         options: options,
-        callback: CallbackIsolation(isolation).confine(closure, owner: nil)
+        callback: CallbackIsolation(isolation).confine(closure, owner: nil, on: self)
       ),
       replacing: false,
       initial: options.contains(.initial) ? closure : nil
@@ -83,7 +83,7 @@ extension ReadOnlyObservable {
         owner: owner,
         kind: .owned,
         options: options,
-        callback: isolation.confine(callback, owner: owner)
+        callback: isolation.confine(callback, owner: owner, on: self)
       ),
       replacing: false,
       initial: options.contains(.initial) ? callback : nil

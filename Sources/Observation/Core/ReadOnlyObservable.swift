@@ -66,6 +66,12 @@ public class ReadOnlyObservable<Value> {
   /// Counts rounds and hand-overs, so a waiting setter can tell a slow turn from a stuck one.
   @exclusivity(unchecked) private var progress: UInt = 0
   @exclusivity(unchecked) private var tracer: Tracer?
+  /// The lanes of this observable's main-actor registrations, one per main scheduler (almost
+  /// always just `.main`); they only ever grow. A round takes a copy under the lock.
+  @exclusivity(unchecked) private var mainActorLanes: [any RoundLane] = []
+  /// Whether `mainActorLanes` is not empty, checked instead of it so that an observable without
+  /// main-actor registrations pays nothing per round.
+  @exclusivity(unchecked) private var hasMainActorLanes = false
 
   /// 0 for an ``Observable``; for a derived observable, 1 + the highest rank of its sources, so
   /// that a propagation recomputes it after all of them (see `ObservationContext`).
@@ -132,11 +138,33 @@ public class ReadOnlyObservable<Value> {
       Entry(
         owner: observer,
         options: options,
-        callback: CallbackIsolation(isolation).confine(closure, owner: observer)
+        callback: CallbackIsolation(isolation).confine(closure, owner: observer, on: self)
       ),
       replacing: removeIfExists,
       initial: options.contains(.initial) ? closure : nil
     )
+  }
+
+  /// The lane of this observable's main-actor registrations made under the current
+  /// ``MainScheduler``: shared by all of them, so that calls that wait for the main queue run in
+  /// the order of rounds and, within a round, of registrations.
+  final func mainActorLane() -> MainQueueLane<MainActorCall<Value>> {
+    let scheduler = MainScheduler.current
+    lock.lock()
+    defer { lock.unlock() }
+    for case let lane as MainQueueLane<MainActorCall<Value>> in mainActorLanes
+    where lane.scheduler.isSame(as: scheduler) {
+      return lane
+    }
+    let lane = MainQueueLane<MainActorCall<Value>>(
+      scheduler: scheduler,
+      deliversBacklogInline: true
+    ) { call in
+      call.handle?.run(call.value, call.option)
+    }
+    mainActorLanes.append(lane)
+    hasMainActorLanes = true
+    return lane
   }
 
   /// Removes every registration owned by `observer`: its `addObserver` and
@@ -309,8 +337,9 @@ public class ReadOnlyObservable<Value> {
         lock.unlock()
       } else {
         let tracer = tracer
+        let lanes = hasMainActorLanes ? mainActorLanes : nil
         lock.unlock()
-        deliverRound(old: oldValue, new: newValue, tracer: tracer)
+        deliverRound(old: oldValue, new: newValue, tracer: tracer, lanes: lanes)
       }
       drain()
     }
@@ -530,9 +559,10 @@ public class ReadOnlyObservable<Value> {
         queuedChanges -= 1
         for gate in reachedGates where !gate.isOpen { gate.miss(old: oldValue, new: newValue) }
         let tracer = tracer
+        let lanes = hasMainActorLanes ? mainActorLanes : nil
         lock.unlock()
         released = []
-        deliverRound(old: oldValue, new: newValue, tracer: tracer)
+        deliverRound(old: oldValue, new: newValue, tracer: tracer, lanes: lanes)
         lock.lock()
         progress &+= 1
         if let deliveredFor, let index = waiters.firstIndex(where: { $0.thread == deliveredFor }) {
@@ -632,7 +662,21 @@ public class ReadOnlyObservable<Value> {
 
   /// Runs one round, then reports it to `tracer`. Only the deliverer calls this, without the
   /// lock.
-  private func deliverRound(old oldValue: Value, new newValue: Value, tracer: Tracer?) {
+  private func deliverRound(
+    old oldValue: Value,
+    new newValue: Value,
+    tracer: Tracer?,
+    lanes: [any RoundLane]?
+  ) {
+    // Whether the main-actor registrations run inline is decided once for the whole round.
+    if let lanes {
+      for lane in lanes { lane.beginRound() }
+    }
+    defer {
+      if let lanes {
+        for lane in lanes { lane.endRound() }
+      }
+    }
     // Stable for the whole round: appends are queued while a round runs, and removals only mark.
     let base = observers.base
     let count = observers.count

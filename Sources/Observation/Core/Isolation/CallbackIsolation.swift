@@ -25,7 +25,7 @@ enum CallbackIsolation {
     }
   }
 
-  /// A callback that runs `callback` in this isolation, to be stored in an observable's list and
+  /// A callback that runs `callback` in this isolation, to be stored in `observable`'s list and
   /// called by whichever thread delivers.
   ///
   /// The closure's own type says nothing about its isolation (the registering call's `isolated`
@@ -34,25 +34,16 @@ enum CallbackIsolation {
   /// or if the registration ended and released the returned closure.
   func confine<Value>(
     _ callback: @escaping (Value, ObservableOptions) -> Void,
-    owner: AnyObject?
+    owner: AnyObject?,
+    on observable: ReadOnlyObservable<Value>
   ) -> (Value, ObservableOptions) -> Void {
     switch self {
     case .delivering:
       return callback
     case .mainActor:
-      let target = ConfinedCallback(callback, owner: owner)
-      let lane = MainQueueLane<Call<Value>>(
-        scheduler: MainScheduler.current,
-        deliversBacklogInline: true
-      ) { [weak target] call in
-        target?.run(call)
-      }
-      return { value, option in
-        withExtendedLifetime(target) {
-          if lane.deliverInlineIfIdle({ target.run(value, option) }) { return }
-          if lane.submit(Call(value: value, option: option)) { lane.drain() }
-        }
-      }
+      let handle = MainActorHandle(callback, owner: owner, lane: observable.mainActorLane())
+      // A closure rather than the method reference: the check of `dispatch` is inlined into it.
+      return { value, option in handle.dispatch(value, option) }
     case .actor(let actor):
       let target = ConfinedCallback(callback, owner: owner)
       let lane = ActorLane<Call<Value>>(actor: actor) { [weak target] call in

@@ -38,6 +38,9 @@ final class MainQueueLane<Item>: @unchecked Sendable {
   @exclusivity(unchecked) private var isDraining = false
   private let deliversBacklogInline: Bool
   @exclusivity(unchecked) private var hops = 0
+  /// Set by ``beginRound()`` when an observable's round runs on the main queue with the lane
+  /// idle, until ``endRound()``: the round then calls its main-actor callbacks directly.
+  let inlineRound = InlineRound()
 
   /// How long one main-queue turn may deliver before it yields: half a 60 Hz frame.
   static var frameBudgetNanoseconds: UInt64 { 8_000_000 }
@@ -117,15 +120,44 @@ final class MainQueueLane<Item>: @unchecked Sendable {
     lock.unlock()
     body()
     lock.lock()
+    finishInlineDelivery()
+    return true
+  }
+
+  /// Ends an inline delivery, entered with the lock held: gives the lane back, or first delivers
+  /// the items submitted re-entrantly meanwhile, after the inline ones, still draining.
+  private func finishInlineDelivery() {
     if waitingCount == 0 {
       isDraining = false
       lock.unlock()
     } else {
-      // Items submitted re-entrantly meanwhile: deliver them after this one, still draining.
       lock.unlock()
       drain()
     }
-    return true
+  }
+
+  /// Called by an observable's round before its callbacks, once per round: when the round runs
+  /// on the main queue and nothing waits or is being delivered, the lane is taken for the whole
+  /// round and ``inlineRound`` is set, so each main-actor callback of the round runs at once
+  /// without asking the lane again.
+  func beginRound() {
+    lock.lock()
+    if !isDraining, waitingCount == 0, !(isScheduled && !deliversBacklogInline),
+      scheduler.isCurrent
+    {
+      isDraining = true
+      inlineRound.isSet = true
+    }
+    lock.unlock()
+  }
+
+  /// Called by the round after its callbacks: gives the lane back, delivering first what was
+  /// queued meanwhile.
+  func endRound() {
+    guard inlineRound.isSet else { return }
+    lock.lock()
+    inlineRound.isSet = false
+    finishInlineDelivery()
   }
 
   /// Delivers the waiting items; called on the main queue by the thread that took the lane in
@@ -185,4 +217,25 @@ final class MainQueueLane<Item>: @unchecked Sendable {
     isScheduled = true
     scheduler.enqueue { self.runTurn() }
   }
+}
+
+/// The part of a main-actor lane an observable's round uses, without its item type: the round
+/// code is generic over the observable's value only, and a lane of any item type can take part.
+protocol RoundLane: AnyObject {
+  func beginRound()
+  func endRound()
+}
+
+extension MainQueueLane: RoundLane {}
+
+/// Whether an observable's round is calling its main-actor callbacks inline (see
+/// ``MainQueueLane/beginRound()``).
+///
+/// A class of its own, not a property of the generic lane, because reading a stored property of
+/// a generic class from unspecialized code can cost a metadata look-up, which would be most of a
+/// callback's cost here. Only the thread running the round reads it while it is set, and every
+/// other reader comes after that round in the observable's order of rounds (which the
+/// observable's lock establishes), so it needs no lock of its own.
+final class InlineRound {
+  @exclusivity(unchecked) var isSet = false
 }

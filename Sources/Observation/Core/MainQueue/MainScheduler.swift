@@ -62,6 +62,16 @@ public struct MainScheduler: Sendable {
 
   @TaskLocal static var override: MainScheduler?
 
+  /// Whether `other` delivers on the same main queue: both `.main`, both `.immediate`, or the
+  /// same manual scheduler.
+  func isSame(as other: MainScheduler) -> Bool {
+    switch (kind, other.kind) {
+    case (.main, .main), (.immediate, .immediate): true
+    case (.manual(let mine), .manual(let theirs)): mine === theirs
+    default: false
+    }
+  }
+
   /// The scheduler that drivers and binders created now use: ``main`` unless a
   /// ``withScheduler(_:operation:)`` scope on this task or thread says otherwise.
   public static var current: MainScheduler { override ?? .main }

@@ -1,0 +1,62 @@
+/// A main-actor registration's callback, behind its observable's main-actor lane.
+///
+/// The observable's rounds call ``dispatch(_:_:)``. In a round that runs on the main queue with
+/// nothing waiting in the lane (``MainQueueLane/inlineRound``, decided once per round), it
+/// calls the callback at once, the round holding the owner for it: the cost of a nonisolated
+/// callback. Otherwise the call goes through the lane, which delivers it on the main queue, in
+/// order behind the observable's earlier main-actor calls.
+///
+/// Calls waiting in the lane hold the handle weakly: once the registration ends and releases
+/// its closure (which holds the handle), they find nothing to run.
+final class MainActorHandle<Value> {
+  private let callback: (Value, ObservableOptions) -> Void
+  private weak var owner: AnyObject?
+  private let hasOwner: Bool
+  private let lane: MainQueueLane<MainActorCall<Value>>
+  private let inlineRound: InlineRound
+
+  init(
+    _ callback: @escaping (Value, ObservableOptions) -> Void,
+    owner: AnyObject?,
+    lane: MainQueueLane<MainActorCall<Value>>
+  ) {
+    self.callback = callback
+    self.owner = owner
+    self.hasOwner = owner != nil
+    self.lane = lane
+    self.inlineRound = lane.inlineRound
+  }
+
+  /// Called by whichever thread delivers the observable's change.
+  @inline(__always)
+  func dispatch(_ value: Value, _ option: ObservableOptions) {
+    // Only the thread that runs the round reads the flag it set (see `InlineRound`).
+    if inlineRound.isSet { return callback(value, option) }
+    dispatchThroughLane(value, option)
+  }
+
+  /// Kept out of ``dispatch(_:_:)``: code that may build a `MainActorCall` looks its generic
+  /// metadata up on entry, which would cost the inline path more than the callback itself.
+  @inline(never)
+  private func dispatchThroughLane(_ value: Value, _ option: ObservableOptions) {
+    if lane.deliverInlineIfIdle({ run(value, option) }) { return }
+    if lane.submit(MainActorCall(handle: self, value: value, option: option)) { lane.drain() }
+  }
+
+  /// Runs a call outside a round (from the lane, or inline when the lane is idle): the owner is
+  /// loaded here, and a dead owner is never called, not even for a call that was waiting when
+  /// it died.
+  func run(_ value: Value, _ option: ObservableOptions) {
+    guard hasOwner else { return callback(value, option) }
+    guard let owner else { return }
+    callback(value, option)
+    withExtendedLifetime(owner) {}
+  }
+}
+
+/// One main-actor call waiting in an observable's main-actor lane.
+struct MainActorCall<Value> {
+  weak var handle: MainActorHandle<Value>?
+  let value: Value
+  let option: ObservableOptions
+}
