@@ -59,6 +59,9 @@ public class ReadOnlyObservable<Value> {
   @exclusivity(unchecked) private var reachedGates: [Gate<Value>] = []
   /// Gates whose missed rounds the deliverer is delivering right now: a removal still finds them.
   @exclusivity(unchecked) private var catchingUp: [Gate<Value>] = []
+  /// How many gates `reachedGates` and `catchingUp` hold together: checked instead of them on
+  /// every removal, since asking a generic array whether it is empty costs a metadata look-up.
+  @exclusivity(unchecked) private var gatesInProgress = 0
   @exclusivity(unchecked) private var needsCompaction = false
   /// Setters from other threads waiting for their turn, and how many changes are queued.
   @exclusivity(unchecked) private var waiters: [TurnWaiter] = []
@@ -381,6 +384,23 @@ public class ReadOnlyObservable<Value> {
       initial?(value, .initial)
       drain()
     case .enqueue:
+      registerDuringRound(entry, gated: false, initial: initial, released: &released)
+    case .enqueueGated:
+      registerDuringRound(entry, gated: true, initial: initial, released: &released)
+    }
+  }
+
+  /// The registrations that arrive while a round runs, entered with the lock held. Kept out of
+  /// ``register(_:replacing:initial:)``: code that builds a queued event looks up the generic
+  /// metadata of the event and the gate on entry, which every registration would pay.
+  @inline(never)
+  private func registerDuringRound(
+    _ entry: Entry,
+    gated: Bool,
+    initial: Callback?,
+    released: inout [Callback]
+  ) {
+    guard gated else {
       // Re-entrant: the entry waits in the queue, so it sees only the changes made after this
       // point, and `.initial` can go out now.
       enqueue(.add(entry))
@@ -388,15 +408,15 @@ public class ReadOnlyObservable<Value> {
       lock.unlock()
       released = []
       initial?(value, .initial)
-    case .enqueueGated:
-      let gate = Gate(entry: entry)
-      enqueue(.gated(gate))
-      let value = storage
-      lock.unlock()
-      released = []
-      initial?(value, .initial)
-      openGate(gate)
+      return
     }
+    let gate = Gate(entry: entry)
+    enqueue(.gated(gate))
+    let value = storage
+    lock.unlock()
+    released = []
+    initial?(value, .initial)
+    openGate(gate)
   }
 
   /// Ends the registrations `selection` names: at once when no round runs or on the delivering
@@ -415,7 +435,7 @@ public class ReadOnlyObservable<Value> {
     released: inout [Callback]
   ) {
     if hasPending { cancelQueuedAdds(selection, released: &released) }
-    if !reachedGates.isEmpty || !catchingUp.isEmpty {
+    if gatesInProgress > 0 {
       cancelReachedGates(selection, released: &released)
     }
     switch state.remove(on: .current) {
@@ -582,6 +602,7 @@ public class ReadOnlyObservable<Value> {
           }
         } else {
           reachedGates.append(gate)
+          gatesInProgress += 1
           hasBoundaryWork = true
         }
       case .cancelled:
@@ -646,6 +667,7 @@ public class ReadOnlyObservable<Value> {
       }
       gate.backlog = []
       observable.catchingUp.removeAll { $0 === gate }
+      observable.gatesInProgress -= 1
       observable.lock.unlock()
     }
 
