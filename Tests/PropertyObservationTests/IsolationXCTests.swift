@@ -1,5 +1,6 @@
 import Dispatch
 import PropertyObservation
+import TestSupport
 import XCTest
 
 /// Issue 11 under XCTest, where tests run on the main thread itself (not in a main-queue block):
@@ -65,6 +66,44 @@ final class IsolationXCTests: XCTestCase {
     }
     withExtendedLifetime((token, owner)) {}
   }
+
+  func testMainActorCallsFollowTheRoundsWhenTheMainThreadAndABackgroundThreadBothSet() {
+    // Main-thread rounds call main-actor observers inline or behind a backlog of background
+    // calls; either way each main-thread set is delivered before it returns, and the main-actor
+    // log ends up in the order of the rounds, which a nonisolated observer records.
+    let source = Observable(0)
+    let rounds = RecordingLog<Int>()
+    let roundsToken = observeNonisolated(source, into: rounds)
+    let everything = expectation(description: "the main actor saw every round")
+    let (token, log) = MainActor.assumeIsolated { () -> (ObservationToken, MainLog) in
+      let log = MainLog()
+      let token = source.observe { value, _ in
+        log.values.append(value)
+        if log.values.count == 600 { everything.fulfill() }
+      }
+      return (token, log)
+    }
+    let background = DispatchQueue.global()
+    background.async {
+      for value in 1...500 { source.value = value }
+    }
+    MainActor.assumeIsolated {
+      for value in 1001...1100 {
+        source.value = value
+        XCTAssertEqual(log.values.last, value, "a main-thread set returned before its delivery")
+      }
+    }
+    wait(for: [everything], timeout: 20)
+    MainActor.assumeIsolated { XCTAssertEqual(log.values, rounds.events) }
+    withExtendedLifetime((token, roundsToken)) {}
+  }
+}
+
+/// Registers from nonisolated code, so the callback runs on each round's delivering thread.
+private func observeNonisolated(
+  _ source: Observable<Int>, into log: RecordingLog<Int>
+) -> ObservationToken {
+  source.observe { value, _ in log.append(value) }
 }
 
 /// Main-actor state for the background test.
