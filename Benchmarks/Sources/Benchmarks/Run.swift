@@ -266,8 +266,8 @@ func runBenchmarks(arguments: [String]) -> Int32 {
     for (count, column) in zip(counts, columns) {
       let start = now()
       let costs = registrationAtScale(
-        count: count, sampled: configuration.smoke ? 10 : 100,
-        repetitions: configuration.smoke ? 1 : 3, budget: 20)
+        count: count, sampled: configuration.smoke ? 10 : 1000,
+        repetitions: configuration.smoke ? 1 : 5, budget: 20)
       progress(
         "registration at scale, \(column): \(format(Double(now() - start) / 1e9, fractionDigits: 2)) s"
       )
