@@ -56,20 +56,23 @@ final class DerivedLink<Value> {
 }
 
 extension ReadOnlyObservable {
-  /// Registers `step` for this observable's `.initial` value and changes, to feed a derived
-  /// observable computed inline (see `DerivedLink`), and returns that observable.
+  /// Registers the step that `makeStep` makes for this observable's `.initial` value and
+  /// changes, to feed a derived observable computed inline (see `DerivedLink`), and returns that
+  /// observable.
   ///
-  /// - Parameter step: Receives each value with its option (`.initial` first, then `.new`) and
-  ///   publishes what the operator makes of it through the link; for `.initial` it must publish.
+  /// - Parameter makeStep: Given the link, returns the step: it receives each value with its
+  ///   option (`.initial` first, then `.new`) and publishes what the operator makes of it
+  ///   through the link; for `.initial` it must publish. The step captures the link itself, so a
+  ///   change costs one call per operator.
   /// - Returns: The derived observable, seeded from the `.initial` value.
   func deriveInline<Result>(
-    _ step: @escaping (Value, ObservableOptions, DerivedLink<Result>) -> Void
+    _ makeStep: (DerivedLink<Result>) -> Callback
   ) -> ReadOnlyObservable<Result> {
     // The token exists before the registration, so the derived observable can own it from the
     // moment it is built, inside `.initial`.
     let token = ObservationToken(source: self)
     let link = DerivedLink<Result>(rank: rank + 1, upstream: token)
-    let callback: Callback = { value, option in step(value, option, link) }
+    let callback = makeStep(link)
     register(
       Entry(token: token, options: [.initial, .new], callback: callback),
       replacing: false,

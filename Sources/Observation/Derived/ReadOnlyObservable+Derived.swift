@@ -42,7 +42,7 @@ extension ReadOnlyObservable {
   public func map<Result>(_ transform: @escaping @Sendable (Value) -> Result) -> ReadOnlyObservable<
     Result
   > {
-    deriveInline { value, option, link in link.publish(transform(value), option) }
+    deriveInline { link in { value, option in link.publish(transform(value), option) } }
   }
 
   /// Returns a read-only observable that publishes a change only when `isDuplicate` says the new
@@ -74,8 +74,10 @@ extension ReadOnlyObservable {
   ) -> ReadOnlyObservable<Value> {
     // Compared with the last value published; `.initial` always is.
     let last = LastPublished(isDuplicate: isDuplicate)
-    return deriveInline { value, option, link in
-      if last.admits(value) { link.publish(value, option) }
+    return deriveInline { link in
+      { value, option in
+        if last.admits(value) { link.publish(value, option) }
+      }
     }
   }
 

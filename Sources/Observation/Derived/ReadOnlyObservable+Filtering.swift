@@ -67,11 +67,13 @@ extension ReadOnlyObservable {
     _ transform: @escaping (Value) -> Result?
   ) -> ReadOnlyObservable<Result> {
     // `.initial` always publishes: `initial` when the current value is rejected.
-    deriveInline { value, option, link in
-      if let result = transform(value) {
-        link.publish(result, option)
-      } else if option == .initial {
-        link.publish(initial, option)
+    deriveInline { link in
+      { value, option in
+        if let result = transform(value) {
+          link.publish(result, option)
+        } else if option == .initial {
+          link.publish(initial, option)
+        }
       }
     }
   }
