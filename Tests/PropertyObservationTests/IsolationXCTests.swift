@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import PropertyObservation
 import TestSupport
 import XCTest
@@ -97,6 +98,88 @@ final class IsolationXCTests: XCTestCase {
     MainActor.assumeIsolated { XCTAssertEqual(log.values, rounds.events) }
     withExtendedLifetime((token, roundsToken)) {}
   }
+
+  func testAMainActorTokenRegisteredWhileABackgroundRoundRunsGetsTheRoundsItMissedInOrder() {
+    // Registered with `.initial` while a background thread delivers, the token's entry waits
+    // behind a gate; the rounds delivered while its `.initial` runs are caught up afterwards,
+    // by the background thread, and must still reach the main actor, in order, none lost.
+    let source = Observable(0)
+    let firstRound = DispatchSemaphore(value: 0)
+    let resume = DispatchSemaphore(value: 0)
+    let tenthRound = DispatchSemaphore(value: 0)
+    let registered = DispatchSemaphore(value: 0)
+    let blocker = observeNonisolated(source) { value in
+      if value == 1 {
+        firstRound.signal()
+        resume.wait()
+      }
+      if value == 10 {
+        // Still delivering when `.initial` returns: this thread catches the entry up.
+        tenthRound.signal()
+        registered.wait()
+      }
+    }
+    DispatchQueue.global().async {
+      for value in 1...50 { source.value = value }
+    }
+    firstRound.wait()
+    let everything = expectation(description: "the main actor saw every value")
+    let (token, log) = MainActor.assumeIsolated { () -> (ObservationToken, MainLog) in
+      let log = MainLog()
+      let token = source.observe(options: [.initial, .new]) { value, option in
+        log.values.append(value)
+        // Under XCTest the main actor's executor is the main thread itself.
+        if !Thread.isMainThread { log.offMainCalls += 1 }
+        if option == .initial {
+          // Let the background thread deliver rounds this registration misses meanwhile.
+          resume.signal()
+          tenthRound.wait()
+        }
+        if value == 50 { everything.fulfill() }
+      }
+      return (token, log)
+    }
+    registered.signal()
+    wait(for: [everything], timeout: 10)
+    MainActor.assumeIsolated {
+      XCTAssertEqual(log.values, Array(1...50))
+      XCTAssertEqual(log.offMainCalls, 0)
+    }
+    withExtendedLifetime((token, blocker)) {}
+  }
+
+  func testAMainActorTokenOnADerivedValueGetsBackgroundChangesOnTheMainActor() {
+    // A derived value with one observer calls it without a round of its own; a main-actor
+    // token there must still be called on the main actor only.
+    let source = Observable(0)
+    let doubled = source.map { $0 * 2 }
+    let everything = expectation(description: "the main actor saw every value")
+    let (token, log) = MainActor.assumeIsolated { () -> (ObservationToken, MainLog) in
+      let log = MainLog()
+      let token = doubled.observe { value, _ in
+        log.values.append(value)
+        if !Thread.isMainThread { log.offMainCalls += 1 }
+        if value == 200 { everything.fulfill() }
+      }
+      return (token, log)
+    }
+    DispatchQueue.global().async {
+      for value in 1...100 { source.value = value }
+    }
+    wait(for: [everything], timeout: 10)
+    MainActor.assumeIsolated {
+      XCTAssertEqual(log.values, (1...100).map { $0 * 2 })
+      XCTAssertEqual(log.offMainCalls, 0)
+    }
+    withExtendedLifetime(token) {}
+  }
+}
+
+/// Registers from nonisolated code, so `body` runs on each round's delivering thread.
+private func observeNonisolated(
+  _ source: Observable<Int>, _ body: @escaping @Sendable (Int) -> Void
+) -> ObservationToken {
+  source.observe { value, _ in body(value) }
 }
 
 /// Registers from nonisolated code, so the callback runs on each round's delivering thread.
@@ -110,4 +193,5 @@ private func observeNonisolated(
 @MainActor
 private final class MainLog: Sendable {
   var values: [Int] = []
+  var offMainCalls = 0
 }

@@ -24,16 +24,21 @@ extension ReadOnlyObservable {
     isolation: isolated (any Actor)? = #isolation,
     _ closure: @escaping (Value, ObservableOptions) -> Void
   ) -> ObservationToken {
-    let token = ObservationToken(source: self)
-    register(
-      Entry(
-        token: token,
-        options: options,
-        callback: CallbackIsolation(isolation).confine(closure, owner: nil, on: self)
-      ),
-      replacing: false,
-      initial: options.contains(.initial) ? closure : nil
-    )
+    let isolation = CallbackIsolation(isolation)
+    let token: ObservationToken
+    let entry: Entry
+    if case .mainActor = isolation, Entry.mainActorBit != 0 {
+      // The entry holds the closure itself, so a round on the main queue calls it like a
+      // nonisolated one; the handle takes the other calls (see `ObserverEntry.mainActorBit`).
+      let handle = MainActorHandle(closure, owner: nil, lane: mainActorLane(), tokenSource: self)
+      token = ObservationToken(source: handle)
+      entry = Entry(token: token, mainActorHandle: handle, options: options, callback: closure)
+    } else {
+      token = ObservationToken(source: self)
+      entry = Entry(
+        token: token, options: options, callback: isolation.confine(closure, owner: nil, on: self))
+    }
+    register(entry, replacing: false, initial: options.contains(.initial) ? closure : nil)
     return token
   }
 

@@ -243,10 +243,17 @@ public class ReadOnlyObservable<Value> {
       let callback = entry.pointee.callback
       let wantsOld = entry.pointee.wants(Entry.oldBit)
       let wantsNew = entry.pointee.wants(Entry.newBit)
+      let isMainActorToken = entry.pointee.isMainActorToken
       lock.unlock()
       context.beginPropagation()
-      if wantsOld { callback(oldValue, .old) }
-      if wantsNew { callback(newValue, .new) }
+      if isMainActorToken {
+        // `owner` is its handle: no round decided where main-actor callbacks run.
+        if wantsOld { Self.callThroughHandle(owner, oldValue, .old) }
+        if wantsNew { Self.callThroughHandle(owner, newValue, .new) }
+      } else {
+        if wantsOld { callback(oldValue, .old) }
+        if wantsNew { callback(newValue, .new) }
+      }
       #if compiler(>=6.1)
         extendLifetime(owner)
       #else
@@ -673,7 +680,9 @@ public class ReadOnlyObservable<Value> {
 
     private func call(_ entry: inout Entry, _ value: Value, _ option: ObservableOptions) {
       let callback = entry.callback
-      if entry.isToken {
+      if entry.isMainActorToken {
+        ReadOnlyObservable.callThroughHandle(entry.owner, value, option)
+      } else if entry.isToken {
         callback(value, option)
       } else if let owner = entry.owner {
         callback(value, option)
@@ -691,8 +700,10 @@ public class ReadOnlyObservable<Value> {
     lanes: [any RoundLane]?
   ) {
     // Whether the main-actor registrations run inline is decided once for the whole round.
+    // Without lanes there is no main-actor registration to ask about.
+    var mainActorInline = lanes != nil
     if let lanes {
-      for lane in lanes { lane.beginRound() }
+      for lane in lanes where !lane.beginRound() { mainActorInline = false }
     }
     defer {
       if let lanes {
@@ -705,11 +716,15 @@ public class ReadOnlyObservable<Value> {
     var outcome = RoundOutcome()
     if observers.oldCount > 0 {
       for index in 0..<count {
-        deliver(oldValue, .old, bit: Entry.oldBit, to: base + index, outcome: &outcome)
+        deliver(
+          oldValue, .old, bit: Entry.oldBit, to: base + index, mainActorInline: mainActorInline,
+          outcome: &outcome)
       }
     }
     for index in 0..<count {
-      deliver(newValue, .new, bit: Entry.newBit, to: base + index, outcome: &outcome)
+      deliver(
+        newValue, .new, bit: Entry.newBit, to: base + index, mainActorInline: mainActorInline,
+        outcome: &outcome)
     }
     if let tracer {
       tracer.handler(
@@ -728,11 +743,16 @@ public class ReadOnlyObservable<Value> {
     _ option: ObservableOptions,
     bit: UInt,
     to entry: UnsafeMutablePointer<Entry>,
+    mainActorInline: Bool,
     outcome: inout RoundOutcome
   ) {
     guard entry.pointee.wants(bit) else { return }
     if entry.pointee.isToken {
-      entry.pointee.callback(value, option)
+      if entry.pointee.isMainActorToken && !mainActorInline {
+        Self.callThroughHandle(entry.pointee.owner, value, option)
+      } else {
+        entry.pointee.callback(value, option)
+      }
       outcome.calls &+= 1
     } else if let owner = entry.pointee.owner {
       // The one weak load per delivery; the strong reference keeps the owner alive for the call.
@@ -750,6 +770,16 @@ public class ReadOnlyObservable<Value> {
       lock.unlock()
       outcome.pruned &+= 1
     }
+  }
+
+  /// Calls a main-actor token registration that may not run here: through its handle, which
+  /// is `handle` (the entry's weak `owner` slot; `nil` once its token is gone).
+  @inline(never)
+  private static func callThroughHandle(
+    _ handle: AnyObject?, _ value: Value, _ option: ObservableOptions
+  ) {
+    guard let handle else { return }
+    unsafeDowncast(handle, to: MainActorHandle<Value>.self).dispatch(value, option)
   }
 
   // MARK: - Tracing

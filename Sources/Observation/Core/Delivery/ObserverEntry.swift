@@ -40,6 +40,11 @@ struct ObserverEntry<Value> {
   // `Kind.token.rawValue` is a call in unspecialized code (the enum's raw-value getter), paid
   // by every delivery that asks `isToken`; the literal is not.
   @inline(__always) private static var tokenKind: UInt { 12 }
+  /// Set in `word` for a main-actor token registration, on 64-bit platforms (0 elsewhere, where
+  /// the bit could belong to an address): its `callback` is the user's main-actor closure itself,
+  /// called directly by rounds that run on the main queue, and its weak `owner` slot, which
+  /// tokens do not use, holds the ``MainActorHandle`` that delivers it in every other case.
+  @inline(__always) static var mainActorBit: UInt { UInt(1) << 63 }
 
   /// An `addObserver` (``Kind/replaceable``) or `observe(with:)` (``Kind/owned``) entry, owned
   /// weakly by `owner`.
@@ -70,6 +75,21 @@ struct ObserverEntry<Value> {
   }
 
   /// A ``Kind/token`` entry, which `token` must remove before it is deallocated.
+  /// A main-actor token registration (see ``mainActorBit``); only where the bit is not 0.
+  @inline(__always)
+  init(
+    token: AnyObject,
+    mainActorHandle: MainActorHandle<Value>,
+    options: ObservableOptions,
+    callback: @escaping (Value, ObservableOptions) -> Void
+  ) {
+    self.owner = mainActorHandle
+    self.word =
+      Self.identity(of: token) | Kind.token.rawValue | Self.bits(for: options)
+      | Self.mainActorBit
+    self.callback = callback
+  }
+
   @inline(__always)
   init(
     token: AnyObject,
@@ -92,7 +112,8 @@ struct ObserverEntry<Value> {
     (options.contains(.old) ? oldBit : 0) | (options.contains(.new) ? newBit : 0)
   }
 
-  @inline(__always) var identity: UInt { word & ~Self.flagMask }
+  @inline(__always) var identity: UInt { word & ~(Self.flagMask | Self.mainActorBit) }
+  @inline(__always) var isMainActorToken: Bool { word & Self.mainActorBit != 0 }
   @inline(__always) var kind: Kind { Kind(rawValue: word & Self.kindMask).unsafelyUnwrapped }
   @inline(__always) var isToken: Bool { word & Self.kindMask == Self.tokenKind }
   @inline(__always) var isRemoved: Bool { word & (Self.oldBit | Self.newBit) == 0 }

@@ -8,23 +8,37 @@
 ///
 /// Calls waiting in the lane hold the handle weakly: once the registration ends and releases
 /// its closure (which holds the handle), they find nothing to run.
-final class MainActorHandle<Value> {
+///
+/// A main-actor token registration keeps its handle differently (see
+/// ``ObserverEntry/mainActorBit``): its entry holds the user's closure itself, its token holds
+/// the handle as the source it removes the registration from, and the handle forwards that
+/// removal to the observable. Cancelling the token releases the handle, so waiting calls are
+/// dropped there too.
+final class MainActorHandle<Value>: RegistrationRemoving {
   private let callback: (Value, ObservableOptions) -> Void
   private weak var owner: AnyObject?
   private let hasOwner: Bool
   private let lane: MainQueueLane<MainActorCall<Value>>
   private let inlineRound: InlineRound
+  /// For a token registration: the observable its token removes the registration from.
+  private let source: ReadOnlyObservable<Value>?
 
   init(
     _ callback: @escaping (Value, ObservableOptions) -> Void,
     owner: AnyObject?,
-    lane: MainQueueLane<MainActorCall<Value>>
+    lane: MainQueueLane<MainActorCall<Value>>,
+    tokenSource: ReadOnlyObservable<Value>? = nil
   ) {
     self.callback = callback
     self.owner = owner
     self.hasOwner = owner != nil
     self.lane = lane
     self.inlineRound = lane.inlineRound
+    self.source = tokenSource
+  }
+
+  func removeRegistration(identifiedBy handle: AnyObject) {
+    source?.removeRegistration(identifiedBy: handle)
   }
 
   /// Called by whichever thread delivers the observable's change.

@@ -140,15 +140,17 @@ final class MainQueueLane<Item>: @unchecked Sendable {
   /// on the main queue and nothing waits or is being delivered, the lane is taken for the whole
   /// round and ``inlineRound`` is set, so each main-actor callback of the round runs at once
   /// without asking the lane again.
-  func beginRound() {
+  ///
+  /// - Returns: Whether the round calls the lane's callbacks inline.
+  func beginRound() -> Bool {
     lock.lock()
-    if !isDraining, waitingCount == 0, !(isScheduled && !deliversBacklogInline),
+    defer { lock.unlock() }
+    guard !isDraining, waitingCount == 0, !(isScheduled && !deliversBacklogInline),
       scheduler.isCurrent
-    {
-      isDraining = true
-      inlineRound.isSet = true
-    }
-    lock.unlock()
+    else { return false }
+    isDraining = true
+    inlineRound.isSet = true
+    return true
   }
 
   /// Called by the round after its callbacks: gives the lane back, delivering first what was
@@ -222,7 +224,7 @@ final class MainQueueLane<Item>: @unchecked Sendable {
 /// The part of a main-actor lane an observable's round uses, without its item type: the round
 /// code is generic over the observable's value only, and a lane of any item type can take part.
 protocol RoundLane: AnyObject {
-  func beginRound()
+  func beginRound() -> Bool
   func endRound()
 }
 
