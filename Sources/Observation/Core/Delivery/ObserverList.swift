@@ -31,7 +31,7 @@ struct ObserverList<Value> {
   /// Built on the first removal by owner (a `removeIfExists` or a `removeObserver`) and kept up
   /// to date from then on: a list that is only ever appended to, like one of a hundred thousand
   /// `removeIfExists: false` registrations, pays nothing for it.
-  private var replaceableSlots: [UInt: Int] = [:]
+  private var replaceableSlots = OwnerIndex()
   private var isIndexing = false
   /// Live `addObserver` entries that are not in `replaceableSlots`.
   private var unindexedReplaceable = 0
@@ -55,6 +55,9 @@ struct ObserverList<Value> {
   /// Appends `entry`. When the buffer is full, entries of dead owners are dropped first (so a
   /// list that sees registrations but no sets stays bounded by its live observers); their
   /// closures go to `released`.
+  // Inlined into its callers: a call on the list from unspecialized code looks the list type's
+  // generic metadata up first (hundreds of instructions, most of a registration's cost).
+  @inline(__always)
   mutating func append(_ entry: Entry, released: inout [Callback]) {
     if count == capacity {
       compact(released: &released)
@@ -256,7 +259,7 @@ struct ObserverList<Value> {
         case .owned, .handle: others += 1
         }
       }
-      for (identity, index) in replaceableSlots {
+      for (identity, index) in replaceableSlots.pairs {
         precondition(
           index < count && !base[index].isRemoved && base[index].identity == identity,
           "the owner index points at slot \(index), which is not that owner's entry")
