@@ -225,10 +225,17 @@ struct ObserverList<Value> {
 
   /// Drops removed entries and entries whose owner is gone, moving their closures to `released`.
   mutating func compact(released: inout [Callback]) {
-    for index in 0..<count where !base[index].isRemoved && !base[index].isLive {
-      markRemoved(at: index)
-    }
+    let start = base
+    for index in 0..<count where Self.isDead(start + index) { markRemoved(at: index) }
     removeMarked(released: &released)
+  }
+
+  /// Whether the entry at `entry` is kept but its owner is gone. Reads the entry in place: an
+  /// accessor called on `base[index]` copied the entry through its generic value witnesses,
+  /// after a metadata look-up, on every iteration.
+  @inline(__always)
+  private static func isDead(_ entry: UnsafeMutablePointer<Entry>) -> Bool {
+    !entry.pointee.isRemoved && !entry.pointee.isToken && entry.pointee.owner == nil
   }
 
   /// The number of entries that can still be called. Costs a weak load per owner entry.
