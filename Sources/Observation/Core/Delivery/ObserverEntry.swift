@@ -142,6 +142,7 @@ struct ObserverEntry<Value> {
   }
 
   /// Clears the delivery bits, so the entry is skipped for the rest of a round and pruned after.
+  @inline(__always)
   mutating func markRemoved() {
     word &= ~(Self.oldBit | Self.newBit)
   }
@@ -149,6 +150,7 @@ struct ObserverEntry<Value> {
   /// Takes the closure out of a removed entry, so that its owner can release it (and whatever it
   /// captured, whose deinit is user code) after unlocking. Only safe while no round runs, or for
   /// an entry the round has passed: a round may be executing this very closure.
+  @inline(__always)
   mutating func takeCallback() -> (Value, ObservableOptions) -> Void {
     defer { callback = { _, _ in } }
     return callback

@@ -210,13 +210,14 @@ struct ObserverList<Value> {
 
   /// Keeps the index and the tokens' hints pointing at an entry that compaction moved.
   private mutating func entryDidMove(to newIndex: Int, from oldIndex: Int) {
-    let entry = base[newIndex]
-    switch entry.kind {
+    // Read in place: a copy of the entry would go through its generic value witnesses.
+    let entry = base + newIndex
+    switch entry.pointee.kind {
     case .token:
-      ObservationToken.setSlotHint(newIndex, forIdentity: entry.identity)
+      ObservationToken.setSlotHint(newIndex, forIdentity: entry.pointee.identity)
     case .replaceable:
-      if replaceableSlots[entry.identity] == oldIndex {
-        replaceableSlots[entry.identity] = newIndex
+      if replaceableSlots[entry.pointee.identity] == oldIndex {
+        replaceableSlots[entry.pointee.identity] = newIndex
       }
     case .owned, .handle:
       break
