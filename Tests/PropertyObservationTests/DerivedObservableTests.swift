@@ -1,3 +1,4 @@
+import Dispatch
 import PropertyObservation
 import TestSupport
 import Testing
@@ -312,6 +313,9 @@ struct DerivedObservableTests {
     }
     #expect(source.value == 1000)
     for (doubled, token, seen) in built.events {
+      // A change made while the building thread held a derived value's turn (its `.initial`)
+      // goes to the library's delivery queue and may arrive after the setters returned.
+      #expect(eventually { doubled.value == 2000 && seen.events.last == 2000 })
       #expect(doubled.value == 2000)
       let values = seen.events
       #expect(values.last == 2000)
@@ -363,6 +367,9 @@ struct DerivedObservableTests {
         }
       }
     }
+    // Changes that found the middle's turn taken by a registering thread go to the library's
+    // delivery queue and may arrive after the setter returned: wait for them.
+    #expect(eventually { ends.events.count >= 2000 })
     #expect(ends.events == (1...2000).map { $0 * 2 + 1 })
     for seen in joined.events {
       let values = seen.events
@@ -387,4 +394,14 @@ struct DerivedObservableTests {
     #expect(combined.value == (300, 300))
     token.cancel()
   }
+}
+
+/// Polls `condition` until it holds or ``testTimeout`` passes; returns whether it held.
+private func eventually(_ condition: () -> Bool) -> Bool {
+  let deadline = DispatchTime.now() + testTimeout
+  while !condition() {
+    guard DispatchTime.now() < deadline else { return false }
+    usleep(1_000)
+  }
+  return true
 }
