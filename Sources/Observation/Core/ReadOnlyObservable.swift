@@ -229,11 +229,13 @@ public class ReadOnlyObservable<Value> {
         return lock.unlock()
       }
       let entry = observers.base
-      // The one weak load of this call; the strong reference keeps the owner alive for it.
+      // The one weak load of this call; the strong reference keeps the owner alive for it, and
+      // is let go only after unlocking (the last reference's release runs user code).
       let owner = entry.pointee.owner
       guard !entry.pointee.isRemoved, entry.pointee.isToken || owner != nil else {
-        // A dead owner: a full round prunes it.
+        // A removed entry, or a dead owner: a full round prunes it.
         lock.unlock()
+        keepAlive(owner)
         store(newValue, ifVersion: nil, in: context)
         return
       }
@@ -254,11 +256,7 @@ public class ReadOnlyObservable<Value> {
         if wantsOld { callback(oldValue, .old) }
         if wantsNew { callback(newValue, .new) }
       }
-      #if compiler(>=6.1)
-        extendLifetime(owner)
-      #else
-        withExtendedLifetime(owner) {}
-      #endif
+      keepAlive(owner)
       context.endPropagation()
     }
   }
@@ -757,11 +755,7 @@ public class ReadOnlyObservable<Value> {
     } else if let owner = entry.pointee.owner {
       // The one weak load per delivery; the strong reference keeps the owner alive for the call.
       entry.pointee.callback(value, option)
-      #if compiler(>=6.1)
-        extendLifetime(owner)
-      #else
-        withExtendedLifetime(owner) {}
-      #endif
+      keepAlive(owner)
       outcome.calls &+= 1
     } else {
       lock.lock()
@@ -994,4 +988,16 @@ extension ReadOnlyObservable: CustomStringConvertible {
     let typeName = self is Observable<Value> ? "Observable" : "ReadOnlyObservable"
     return "\(typeName)<\(Value.self)>(\(value), observers: \(count))"
   }
+}
+
+/// Keeps `object` alive until this point, without a call: the standard library's
+/// `withExtendedLifetime` is not inlined into this unspecialized code and costs a call per
+/// delivery.
+@inline(__always)
+private func keepAlive(_ object: AnyObject?) {
+  #if compiler(>=6.1)
+    extendLifetime(object)
+  #else
+    withExtendedLifetime(object) {}
+  #endif
 }
