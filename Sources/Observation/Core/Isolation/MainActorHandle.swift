@@ -15,9 +15,10 @@
 /// removal to the observable. Cancelling the token releases the handle, so waiting calls are
 /// dropped there too.
 final class MainActorHandle<Value>: RegistrationRemoving {
+  /// The user's callback, for inline calls: the round holds the owner for them.
   private let callback: (Value, ObservableOptions) -> Void
-  private weak var owner: AnyObject?
-  private let hasOwner: Bool
+  /// The same callback with its owner check, for every other call.
+  private let confined: ConfinedCallback<Value>
   private let lane: MainQueueLane<MainActorCall<Value>>
   private let inlineRound: InlineRound
   /// For a token registration: the observable its token removes the registration from.
@@ -30,8 +31,7 @@ final class MainActorHandle<Value>: RegistrationRemoving {
     tokenSource: ReadOnlyObservable<Value>? = nil
   ) {
     self.callback = callback
-    self.owner = owner
-    self.hasOwner = owner != nil
+    self.confined = ConfinedCallback(callback, owner: owner)
     self.lane = lane
     self.inlineRound = lane.inlineRound
     self.source = tokenSource
@@ -57,14 +57,10 @@ final class MainActorHandle<Value>: RegistrationRemoving {
     if lane.submit(MainActorCall(handle: self, value: value, option: option)) { lane.drain() }
   }
 
-  /// Runs a call outside a round (from the lane, or inline when the lane is idle): the owner is
-  /// loaded here, and a dead owner is never called, not even for a call that was waiting when
-  /// it died.
+  /// Runs a call outside a round (from the lane, or inline when the lane is idle), checking
+  /// the owner (see ``ConfinedCallback``).
   func run(_ value: Value, _ option: ObservableOptions) {
-    guard hasOwner else { return callback(value, option) }
-    guard let owner else { return }
-    callback(value, option)
-    withExtendedLifetime(owner) {}
+    confined.run(value, option)
   }
 }
 
