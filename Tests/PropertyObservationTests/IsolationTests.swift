@@ -122,6 +122,28 @@ struct IsolationTests {
   }
 
   @MainActor
+  @Test func mainActorObserversRegisteredUnderAnotherMainSchedulerWaitForThatScheduler() {
+    // An observable's main-actor registrations share a lane per main scheduler: one made under a
+    // manual scheduler is delivered when that scheduler runs, not on the main queue.
+    let source = Observable(0)
+    var viaMain: [Int] = []
+    var viaManual: [Int] = []
+    let onMain = source.observe { value, _ in viaMain.append(value) }
+    let manual = ManualScheduler()
+    let onManual = MainScheduler.withScheduler(.manual(manual)) {
+      source.observe { value, _ in viaManual.append(value) }
+    }
+    runInBackground { source.value = 1 }.waitUntilFinished("the setter")
+    #expect(viaManual.isEmpty)
+    #expect(manual.pendingCount == 1)
+    manual.runAll()
+    #expect(viaManual == [1])
+    // The main queue's delivery waits for this test to leave the main actor.
+    #expect(viaMain.isEmpty)
+    withExtendedLifetime((onMain, onManual)) {}
+  }
+
+  @MainActor
   @Test func aMainActorObserverWhoseTokenIsCancelledGetsNoWaitingCall() async {
     let source = Observable(0)
     var log: [Int] = []

@@ -111,18 +111,18 @@ final class IsolationXCTests: XCTestCase {
     let blocker = observeNonisolated(source) { value in
       if value == 1 {
         firstRound.signal()
-        resume.wait()
+        waitForSignal(resume, "the registration's .initial")
       }
       if value == 10 {
         // Still delivering when `.initial` returns: this thread catches the entry up.
         tenthRound.signal()
-        registered.wait()
+        waitForSignal(registered, "the registration to return")
       }
     }
     DispatchQueue.global().async {
       for value in 1...50 { source.value = value }
     }
-    firstRound.wait()
+    waitForSignal(firstRound, "the first background round")
     let everything = expectation(description: "the main actor saw every value")
     let (token, log) = MainActor.assumeIsolated { () -> (ObservationToken, MainLog) in
       let log = MainLog()
@@ -133,7 +133,7 @@ final class IsolationXCTests: XCTestCase {
         if option == .initial {
           // Let the background thread deliver rounds this registration misses meanwhile.
           resume.signal()
-          tenthRound.wait()
+          waitForSignal(tenthRound, "the tenth background round")
         }
         if value == 50 { everything.fulfill() }
       }
@@ -172,6 +172,16 @@ final class IsolationXCTests: XCTestCase {
       XCTAssertEqual(log.offMainCalls, 0)
     }
     withExtendedLifetime(token) {}
+  }
+}
+
+/// Waits for `semaphore` at most ``testTimeout`` seconds: a regression fails the test instead of
+/// hanging the run.
+private func waitForSignal(
+  _ semaphore: DispatchSemaphore, _ what: String, file: StaticString = #filePath, line: UInt = #line
+) {
+  if semaphore.wait(timeout: .now() + testTimeout) == .timedOut {
+    XCTFail("timed out waiting for \(what)", file: file, line: line)
   }
 }
 
