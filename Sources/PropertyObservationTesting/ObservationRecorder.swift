@@ -338,6 +338,9 @@ extension ObservationRecorder: CustomStringConvertible {
 
 /// One `async` wait's outcome, settled exactly once by whichever comes first: enough events, the
 /// timeout, or the task's cancellation.
+///
+/// `@unchecked Sendable`: `outcome` and `continuation` are guarded by `lock`, and the
+/// continuation is resumed after unlocking.
 private final class AsyncWait: @unchecked Sendable {
   private let lock = Lock()
   // Guarded by `lock`.

@@ -53,6 +53,8 @@ extension Driver where Value: Sendable {
 }
 
 /// A flag that one caller, the first, may claim.
+///
+/// `@unchecked Sendable`: `isClaimed` is guarded by `lock`.
 private final class StartOnce: @unchecked Sendable {
   private let lock = Lock()
   // Guarded by `lock`.

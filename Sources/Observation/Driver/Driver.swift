@@ -418,6 +418,9 @@ extension Driver: RegistrationRemoving {
 }
 
 /// The driver a lane delivers to, held weakly because a queued turn may outlive it.
+///
+/// `@unchecked Sendable` without a lock: `driver` is written once, in the driver's `init`,
+/// before anything is submitted to the lane that reads it, and a weak load is atomic.
 private final class WeakDriver<Value>: @unchecked Sendable {
   // Written once, before the lane can run a turn.
   weak var driver: Driver<Value>?

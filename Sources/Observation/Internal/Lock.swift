@@ -17,6 +17,9 @@
 /// holds it never calls user code, so nothing can re-enter it on the same thread.
 ///
 /// It is `package` so that PropertyObservationTesting locks with it instead of keeping a copy.
+///
+/// `@unchecked Sendable`: it is the lock; its one stored property, the pointer to the primitive,
+/// is immutable, and the primitive is only touched through the platform's locking calls.
 package struct Lock: @unchecked Sendable {
   #if canImport(Darwin)
     private typealias Primitive = os_unfair_lock

@@ -12,6 +12,9 @@
 /// of held locks and each thread's `ObservationContext` live in one each.
 ///
 /// A thin wrapper over `pthread_key_t`, made once per slot (a `static let`) and never deleted.
+///
+/// `@unchecked Sendable` without a lock: the key is immutable after `init`, and each thread
+/// reads and writes only its own value of the slot.
 struct ThreadLocal: @unchecked Sendable {
   #if canImport(Darwin)
     typealias Destructor = @convention(c) (UnsafeMutableRawPointer) -> Void
