@@ -46,13 +46,7 @@ func derivedChainContenders() -> [Contender] {
     let target = BindingTarget()
     let subject = CurrentValueSubject<Int, Never>(0)
     let cancellable = subject.map { $0 / 2 }.removeDuplicates().assign(to: \.value, on: target)
-    contenders.append(
-      Contender(
-        Column.combine, unitsPerIteration: 1,
-        checksum: { withExtendedLifetime(cancellable) { target.total } }
-      ) { iterations in
-        for value in 0..<iterations { subject.send(value) }
-      })
+    contenders.append(combineContender(sending: subject, into: target, keeping: cancellable))
   }
   return contenders
 }
@@ -162,13 +156,7 @@ func keyPathBindingContenders() -> [Contender] {
     let target = BindingTarget()
     let subject = CurrentValueSubject<Int, Never>(0)
     let cancellable = subject.assign(to: \.value, on: target)
-    contenders.append(
-      Contender(
-        Column.combine, unitsPerIteration: 1,
-        checksum: { withExtendedLifetime(cancellable) { target.total } }
-      ) { iterations in
-        for value in 0..<iterations { subject.send(value) }
-      })
+    contenders.append(combineContender(sending: subject, into: target, keeping: cancellable))
   }
   return contenders
 }
@@ -176,4 +164,19 @@ func keyPathBindingContenders() -> [Contender] {
 /// The last value the hand-written chain wrote (its `removeDuplicates`).
 private final class LastHalf {
   var value = 0
+}
+
+/// OpenCombine's column of a binding row: each iteration sends to `subject`, whose pipeline
+/// (kept alive by `cancellable`) writes into `target`.
+func combineContender(
+  sending subject: CurrentValueSubject<Int, Never>,
+  into target: BindingTarget,
+  keeping cancellable: AnyCancellable
+) -> Contender {
+  Contender(
+    Column.combine, unitsPerIteration: 1,
+    checksum: { withExtendedLifetime(cancellable) { target.total } },
+    run: { iterations in
+      for value in 0..<iterations { subject.send(value) }
+    })
 }

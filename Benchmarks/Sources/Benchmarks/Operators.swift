@@ -58,14 +58,7 @@ func flatMapLatestContenders() -> [Contender] {
     let selection = CurrentValueSubject<Int, Never>(1)
     let cancellable = selection.map { subjects[$0] }.switchToLatest()
       .assign(to: \.value, on: target)
-    let subject = subjects[1]
-    contenders.append(
-      Contender(
-        Column.combine, unitsPerIteration: 1,
-        checksum: { withExtendedLifetime(cancellable) { target.total } }
-      ) { iterations in
-        for value in 0..<iterations { subject.send(value) }
-      })
+    contenders.append(combineContender(sending: subjects[1], into: target, keeping: cancellable))
   }
   return contenders
 }
