@@ -95,4 +95,44 @@ struct RegistrationAtScaleTests {
       withExtendedLifetime(next) {}
     }
   }
+
+  @Test func registrationsOfDeadOwnersAreDroppedWhenTheListGrowsEvenWithoutASet() {
+    // A list that only sees registrations stays bounded by its live owners: a full buffer
+    // drops the entries of dead owners (releasing their closures) before growing, and the
+    // slots they leave are filled by later registrations, which are then called exactly once.
+    let source = Observable(0)
+    let released = Counter()
+    for _ in 0..<1_000 {
+      let transient = TextOwner()
+      let tracker = Tracker(released)
+      source.addObserver(transient, removeIfExists: false) { _, _ in
+        withExtendedLifetime(tracker) {}
+      }
+    }
+    #expect(released.count > 0, "a full buffer dropped no dead owner's registration")
+    let survivors = (0..<1_000).map { _ in TextOwner() }
+    var calls = 0
+    for survivor in survivors { source.addObserver(survivor) { _, _ in calls += 1 } }
+    #expect(released.count >= 990, "\(released.count) of 1000 dead registrations released")
+    source.value = 1
+    #expect(calls == survivors.count)
+    #expect(source.observerCount == survivors.count)
+  }
+}
+
+private final class Counter {
+  var count = 0
+}
+
+/// Counts its own deinit, so a test sees when the closure that captured it is released.
+private final class Tracker {
+  let counter: Counter
+
+  init(_ counter: Counter) {
+    self.counter = counter
+  }
+
+  deinit {
+    counter.count += 1
+  }
 }

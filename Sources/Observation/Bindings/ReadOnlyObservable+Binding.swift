@@ -154,7 +154,7 @@ extension ReadOnlyObservable {
       }
     }
     register(
-      Entry(
+      NewEntry(
         owner: target,
         handle: binding,
         options: [.initial, .new],

@@ -26,16 +26,16 @@ extension ReadOnlyObservable {
   ) -> ObservationToken {
     let isolation = CallbackIsolation(isolation)
     let token: ObservationToken
-    let entry: Entry
+    let entry: NewEntry
     if case .mainActor = isolation, Entry.mainActorBit != 0 {
       // The entry holds the closure itself, so a round on the main queue calls it like a
       // nonisolated one; the handle takes the other calls (see `ObserverEntry.mainActorBit`).
       let handle = MainActorHandle(closure, owner: nil, lane: mainActorLane(), tokenSource: self)
       token = ObservationToken(source: handle)
-      entry = Entry(token: token, mainActorHandle: handle, options: options, callback: closure)
+      entry = NewEntry(token: token, mainActorHandle: handle, options: options, callback: closure)
     } else {
       token = ObservationToken(source: self)
-      entry = Entry(
+      entry = NewEntry(
         token: token, options: options, callback: isolation.confine(closure, owner: nil, on: self))
     }
     register(entry, replacing: false, initial: options.contains(.initial) ? closure : nil)
@@ -84,7 +84,7 @@ extension ReadOnlyObservable {
       }
     }
     register(
-      Entry(
+      NewEntry(
         owner: owner,
         kind: .owned,
         options: options,

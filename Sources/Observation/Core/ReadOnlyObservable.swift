@@ -19,6 +19,7 @@ import Dispatch
 /// The class cannot be subclassed outside this module.
 public class ReadOnlyObservable<Value> {
   typealias Entry = ObserverEntry<Value>
+  typealias NewEntry = ObserverEntry<Value>.Draft
   typealias Callback = (Value, ObservableOptions) -> Void
 
   /// Work that arrives while a round is running, applied in arrival order between rounds.
@@ -138,7 +139,7 @@ public class ReadOnlyObservable<Value> {
     closure: @escaping (Value, ObservableOptions) -> Void
   ) {
     register(
-      Entry(
+      NewEntry(
         owner: observer,
         options: options,
         callback: CallbackIsolation(isolation).confine(closure, owner: observer, on: self)
@@ -357,15 +358,38 @@ public class ReadOnlyObservable<Value> {
 
   /// Adds `entry` and delivers `.initial` through `initial`. A registration with neither `.old`
   /// nor `.new` is not kept, but still replaces the owner's earlier registrations.
-  final func register(_ entry: Entry, replacing: Bool, initial: Callback?) {
+  // Inlined into each way of registering, with the common case first: nothing to replace, no
+  // `.initial`, no round running and room in the buffer. That case needs no propagation, no
+  // list of closures to release, no call on the list and no entry value: it fills a slot from
+  // the draft. Each of those costs hundreds of instructions in this unspecialized code (generic
+  // metadata look-ups, value witnesses), several times what appending costs.
+  @inline(__always)
+  final func register(_ draft: NewEntry, replacing: Bool, initial: Callback?) {
+    if initial == nil && !draft.isRemoved {
+      lock.lock()
+      if state.role == .idle && !hasPending && gatesInProgress == 0 && observers.hasRoom
+        && !(replacing && observers.mayHoldReplaceable(draft.identity))
+      {
+        observers.appendAssumingRoom(draft)
+        lock.unlock()
+        return
+      }
+      lock.unlock()
+    }
+    registerInGeneral(draft, replacing: replacing, initial: initial)
+  }
+
+  /// Every other registration: see ``register(_:replacing:initial:)``.
+  @inline(never)
+  private func registerInGeneral(_ draft: NewEntry, replacing: Bool, initial: Callback?) {
     // `.initial`, and the rounds this thread may deliver meanwhile, form one propagation.
     let context = ObservationContext.current
     context.beginPropagation()
     defer { context.endPropagation() }
     var released: [Callback] = []
     lock.lock()
-    if replacing { removeLocked(.replaceable(entry.identity), released: &released) }
-    guard !entry.isRemoved else {
+    if replacing { removeLocked(.replaceable(draft.identity), released: &released) }
+    guard !draft.isRemoved else {
       // Nothing to keep: `.initial` alone needs no place in the order.
       let value = storage
       lock.unlock()
@@ -376,22 +400,22 @@ public class ReadOnlyObservable<Value> {
     }
     switch state.register(on: .current, sendsInitial: initial != nil) {
     case .append:
-      observers.append(entry, released: &released)
+      observers.append(draft, released: &released)
       lock.unlock()
       Lock.assertNotHeld()
     case .appendAndSendInitial:
       // This thread holds the deliverer role during `.initial`, so no round reaches the new
       // observer before it.
-      observers.append(entry, released: &released)
+      observers.append(draft, released: &released)
       let value = storage
       lock.unlock()
       released = []
       initial?(value, .initial)
       drain()
     case .enqueue:
-      registerDuringRound(entry, gated: false, initial: initial, released: &released)
+      registerDuringRound(Entry(draft), gated: false, initial: initial, released: &released)
     case .enqueueGated:
-      registerDuringRound(entry, gated: true, initial: initial, released: &released)
+      registerDuringRound(Entry(draft), gated: true, initial: initial, released: &released)
     }
   }
 
@@ -597,11 +621,11 @@ public class ReadOnlyObservable<Value> {
           waiter.semaphore.signal()
         }
       case .add(let entry):
-        observers.append(entry, released: &released)
+        observers.append(NewEntry(entry), released: &released)
       case .gated(let gate):
         if gate.isOpen {
           if !gate.entry.isRemoved {
-            observers.append(gate.entry, released: &released)
+            observers.append(NewEntry(gate.entry), released: &released)
           } else {
             released.append(gate.takeCallback())
           }
@@ -666,7 +690,7 @@ public class ReadOnlyObservable<Value> {
       // Removals that arrived during the catch-up come first (the append may compact).
       observable.applyDeferredRemovals(released: &released)
       if !gate.isCancelled, entry.isLive {
-        observable.observers.append(entry, released: &released)
+        observable.observers.append(NewEntry(entry), released: &released)
       } else {
         released.append(gate.takeCallback())
       }

@@ -74,7 +74,7 @@ extension ReadOnlyObservable {
     let link = DerivedLink<Result>(rank: rank + 1, upstream: token)
     let callback = makeStep(link)
     register(
-      Entry(token: token, options: [.initial, .new], callback: callback),
+      NewEntry(token: token, options: [.initial, .new], callback: callback),
       replacing: false,
       initial: callback
     )

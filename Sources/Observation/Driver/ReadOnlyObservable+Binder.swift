@@ -50,7 +50,7 @@ extension ReadOnlyObservable {
     // Owned by the target but not an `addObserver` registration: `removeIfExists` leaves it.
     let callback: Callback = { value, _ in withExtendedLifetime(chain) { send(value) } }
     register(
-      Entry(owner: target, kind: .owned, options: [.initial, .new], callback: callback),
+      NewEntry(owner: target, kind: .owned, options: [.initial, .new], callback: callback),
       replacing: false,
       initial: callback
     )

@@ -24,7 +24,7 @@ struct ObserverEntry<Value> {
 
   /// The owner; `nil` for a token entry.
   weak var owner: AnyObject?
-  private var word: UInt
+  fileprivate var word: UInt
   /// Replaced by a closure that does nothing once the entry is removed and its closure handed
   /// back to be released outside the lock; a removed entry is never called. Not optional: the
   /// delivery loop calls it unspecialized, where unwrapping an optional function would need a
@@ -35,71 +35,39 @@ struct ObserverEntry<Value> {
   // otherwise leave these one-instruction accessors as calls that each need type metadata.
   @inline(__always) static var oldBit: UInt { 1 }
   @inline(__always) static var newBit: UInt { 2 }
-  @inline(__always) private static var kindMask: UInt { 12 }
-  @inline(__always) private static var flagMask: UInt { 15 }
+  @inline(__always) fileprivate static var kindMask: UInt { 12 }
+  @inline(__always) fileprivate static var flagMask: UInt { 15 }
   // `Kind.token.rawValue` is a call in unspecialized code (the enum's raw-value getter), paid
   // by every delivery that asks `isToken`; the literal is not.
-  @inline(__always) private static var tokenKind: UInt { 12 }
+  @inline(__always) fileprivate static var tokenKind: UInt { 12 }
   /// Set in `word` for a main-actor token registration, on 64-bit platforms (0 elsewhere, where
   /// the bit could belong to an address): its `callback` is the user's main-actor closure itself,
   /// called directly by rounds that run on the main queue, and its weak `owner` slot, which
   /// tokens do not use, holds the ``MainActorHandle`` that delivers it in every other case.
   @inline(__always) static var mainActorBit: UInt { UInt(1) << 63 }
 
-  /// An `addObserver` (``Kind/replaceable``) or `observe(with:)` (``Kind/owned``) entry, owned
-  /// weakly by `owner`.
-  @inline(__always)
-  init(
-    owner: AnyObject,
-    kind: Kind = .replaceable,
-    options: ObservableOptions,
-    callback: @escaping (Value, ObservableOptions) -> Void
-  ) {
-    self.owner = owner
-    self.word = Self.identity(of: owner) | kind.rawValue | Self.bits(for: options)
-    self.callback = callback
+  /// The entry `draft` describes.
+  init(_ draft: Draft) {
+    self.owner = draft.owner
+    self.word = draft.word
+    self.callback = draft.callback
   }
 
-  /// A ``Kind/handle`` entry: owned weakly by `owner`, removed through `handle`, which the
-  /// callback must keep alive.
-  @inline(__always)
-  init(
-    owner: AnyObject,
-    handle: AnyObject,
-    options: ObservableOptions,
-    callback: @escaping (Value, ObservableOptions) -> Void
-  ) {
-    self.owner = owner
-    self.word = Self.identity(of: handle) | Kind.handle.rawValue | Self.bits(for: options)
-    self.callback = callback
-  }
-
-  /// A ``Kind/token`` entry, which `token` must remove before it is deallocated.
-  /// A main-actor token registration (see ``mainActorBit``); only where the bit is not 0.
-  @inline(__always)
-  init(
-    token: AnyObject,
-    mainActorHandle: MainActorHandle<Value>,
-    options: ObservableOptions,
-    callback: @escaping (Value, ObservableOptions) -> Void
-  ) {
-    self.owner = mainActorHandle
-    self.word =
-      Self.identity(of: token) | Kind.token.rawValue | Self.bits(for: options)
-      | Self.mainActorBit
-    self.callback = callback
-  }
-
-  @inline(__always)
-  init(
-    token: AnyObject,
-    options: ObservableOptions,
-    callback: @escaping (Value, ObservableOptions) -> Void
-  ) {
+  /// Empty storage: a slot of a list's spare capacity, removed, called by nobody.
+  init(vacant callback: @escaping (Value, ObservableOptions) -> Void) {
     self.owner = nil
-    assert(Self.tokenKind == Kind.token.rawValue)
-    self.word = Self.identity(of: token) | Kind.token.rawValue | Self.bits(for: options)
+    self.word = 0
     self.callback = callback
+  }
+
+  /// Makes this slot hold `draft`'s registration, field by field: unlike building an entry and
+  /// copying it in, which goes through the entry's generic value witnesses after a metadata
+  /// look-up (an entry holds a weak reference), this costs no more than in specialized code.
+  @inline(__always)
+  mutating func fill(with draft: Draft) {
+    owner = draft.owner
+    word = draft.word
+    callback = draft.callback
   }
 
   @inline(__always)
@@ -108,7 +76,7 @@ struct ObserverEntry<Value> {
   }
 
   @inline(__always)
-  private static func bits(for options: ObservableOptions) -> UInt {
+  fileprivate static func bits(for options: ObservableOptions) -> UInt {
     (options.contains(.old) ? oldBit : 0) | (options.contains(.new) ? newBit : 0)
   }
 
@@ -147,6 +115,15 @@ struct ObserverEntry<Value> {
     word &= ~(Self.oldBit | Self.newBit)
   }
 
+  /// Puts `replacement` in place of the closure and returns the closure.
+  @inline(__always)
+  mutating func swapCallback(_ replacement: @escaping (Value, ObservableOptions) -> Void)
+    -> (Value, ObservableOptions) -> Void
+  {
+    defer { callback = replacement }
+    return callback
+  }
+
   /// Takes the closure out of a removed entry, so that its owner can release it (and whatever it
   /// captured, whose deinit is user code) after unlocking. Only safe while no round runs, or for
   /// an entry the round has passed: a round may be executing this very closure.
@@ -160,5 +137,85 @@ struct ObserverEntry<Value> {
   /// This costs a weak load for owner entries, so the delivery loop does not use it.
   var isLive: Bool {
     !isRemoved && (isToken || owner != nil)
+  }
+}
+
+extension ObserverEntry {
+  /// A registration about to be added: what an entry holds, with a strong owner. Unlike an
+  /// entry, which holds a weak reference, a draft can be passed and copied in registers in this
+  /// unspecialized code, without looking up its generic metadata.
+  struct Draft {
+    let owner: AnyObject?
+    let word: UInt
+    let callback: (Value, ObservableOptions) -> Void
+
+    /// An `addObserver` (``Kind/replaceable``) or `observe(with:)` (``Kind/owned``) entry, owned
+    /// weakly by `owner`.
+    @inline(__always)
+    init(
+      owner: AnyObject,
+      kind: Kind = .replaceable,
+      options: ObservableOptions,
+      callback: @escaping (Value, ObservableOptions) -> Void
+    ) {
+      self.owner = owner
+      self.word = Entry.identity(of: owner) | kind.rawValue | Entry.bits(for: options)
+      self.callback = callback
+    }
+
+    /// A ``Kind/handle`` entry: owned weakly by `owner`, removed through `handle`, which the
+    /// callback must keep alive.
+    @inline(__always)
+    init(
+      owner: AnyObject,
+      handle: AnyObject,
+      options: ObservableOptions,
+      callback: @escaping (Value, ObservableOptions) -> Void
+    ) {
+      self.owner = owner
+      self.word = Entry.identity(of: handle) | Kind.handle.rawValue | Entry.bits(for: options)
+      self.callback = callback
+    }
+
+    /// A ``Kind/token`` entry, which `token` must remove before it is deallocated.
+    /// A main-actor token registration (see ``mainActorBit``); only where the bit is not 0.
+    @inline(__always)
+    init(
+      token: AnyObject,
+      mainActorHandle: MainActorHandle<Value>,
+      options: ObservableOptions,
+      callback: @escaping (Value, ObservableOptions) -> Void
+    ) {
+      self.owner = mainActorHandle
+      self.word =
+        Entry.identity(of: token) | Kind.token.rawValue | Entry.bits(for: options)
+        | Entry.mainActorBit
+      self.callback = callback
+    }
+
+    @inline(__always)
+    init(
+      token: AnyObject,
+      options: ObservableOptions,
+      callback: @escaping (Value, ObservableOptions) -> Void
+    ) {
+      self.owner = nil
+      assert(Entry.tokenKind == Kind.token.rawValue)
+      self.word = Entry.identity(of: token) | Kind.token.rawValue | Entry.bits(for: options)
+      self.callback = callback
+    }
+
+    /// What `entry` holds, for adding an entry that waited in a queue. The owner is `nil` if
+    /// it died meanwhile: the entry is then pruned like any other of a dead owner.
+    init(_ entry: borrowing Entry) {
+      self.owner = entry.owner
+      self.word = entry.word
+      self.callback = entry.callback
+    }
+
+    typealias Entry = ObserverEntry<Value>
+
+    @inline(__always) var identity: UInt { word & ~(Entry.flagMask | Entry.mainActorBit) }
+    @inline(__always) var isRemoved: Bool { word & (Entry.oldBit | Entry.newBit) == 0 }
   }
 }

@@ -8,6 +8,10 @@
 /// entries make up half of it, so removing many registrations one by one stays linear. Setting
 /// a value never allocates or copies the list.
 ///
+/// The slots past the last entry hold vacant entries (removed, with a shared closure that does
+/// nothing) rather than uninitialized memory, so that appending fills a slot field by field
+/// instead of copying a whole entry through its generic value witnesses.
+///
 /// Compaction moves entries and writes the new slots into their tokens, so the list's owner must
 /// apply every pending removal of a token before anything that may compact (an append or a
 /// removal): a token whose removal is still pending may already be deallocated.
@@ -38,19 +42,39 @@ struct ObserverList<Value> {
   /// Live `observe(with:)` and binding entries (never indexed).
   private var ownedAndHandles = 0
 
+  /// The closure of vacant slots and of removed entries: one per list, since a closure literal
+  /// in this generic code allocates its context each time it is evaluated.
+  private let vacantCallback: Callback
+
   init() {
     capacity = 4
     base = .allocate(capacity: capacity)
+    vacantCallback = { _, _ in }
+    makeVacant(0..<capacity)
   }
 
-  /// Deinitializes every entry and frees the buffer; the list must not be used afterwards.
+  /// Deinitializes every slot and frees the buffer; the list must not be used afterwards.
   mutating func deallocate() {
-    base.deinitialize(count: count)  // the owning observable is in its deinit: no lock is held
+    base.deinitialize(count: capacity)  // the owning observable is in its deinit: no lock is held
     base.deallocate()
     count = 0
   }
 
   typealias Callback = (Value, ObservableOptions) -> Void
+
+  /// Initializes the uninitialized slots `range` as vacant.
+  private func makeVacant(_ range: Range<Int>) {
+    (base + range.lowerBound).initialize(
+      repeating: Entry(vacant: vacantCallback), count: range.count)
+  }
+
+  /// Takes the closure out of the entry at `index`, leaving the vacant one, so that it can be
+  /// released after unlocking. Only safe while no round runs, or for an entry the round has
+  /// passed: a round may be executing this very closure.
+  @inline(__always)
+  mutating func takeCallback(at index: Int) -> Callback {
+    (base + index).pointee.swapCallback(vacantCallback)
+  }
 
   /// Appends `entry`. When the buffer is full, entries of dead owners are dropped first (so a
   /// list that sees registrations but no sets stays bounded by its live observers); their
@@ -58,19 +82,35 @@ struct ObserverList<Value> {
   // Inlined into its callers: a call on the list from unspecialized code looks the list type's
   // generic metadata up first (hundreds of instructions, most of a registration's cost).
   @inline(__always)
-  mutating func append(_ entry: Entry, released: inout [Callback]) {
+  mutating func append(_ entry: Entry.Draft, released: inout [Callback]) {
     if count == capacity {
       compact(released: &released)
       if count * 4 >= capacity * 3 { grow() }
     }
-    (base + count).initialize(to: entry)
-    switch entry.kind {
+    appendAssumingRoom(entry)
+  }
+
+  /// Whether ``appendAssumingRoom(_:)`` may be called: the buffer is not full.
+  @inline(__always) var hasRoom: Bool { count < capacity }
+
+  /// Whether a replacing registration of the owner `identity` may find an entry to remove:
+  /// true until the owner index is built, then only when the index or the entries it does not
+  /// cover could hold one.
+  @inline(__always)
+  func mayHoldReplaceable(_ identity: UInt) -> Bool {
+    !isIndexing || unindexedReplaceable > 0 || replaceableSlots[identity] != nil
+  }
+
+  /// Appends `draft`'s entry to a buffer that ``hasRoom``.
+  @inline(__always)
+  mutating func appendAssumingRoom(_ draft: Entry.Draft) {
+    let entry = base + count
+    entry.pointee.fill(with: draft)
+    switch entry.pointee.kind {
     case .token:
-      ObservationToken.setSlotHint(count, forIdentity: entry.identity)
+      ObservationToken.setSlotHint(count, forIdentity: draft.identity)
     case .replaceable where isIndexing:
-      if replaceableSlots[entry.identity] == nil {
-        replaceableSlots[entry.identity] = count
-      } else {
+      if !replaceableSlots.insertIfAbsent(draft.identity, slot: count) {
         unindexedReplaceable += 1
       }
     case .owned, .handle:
@@ -79,7 +119,7 @@ struct ObserverList<Value> {
       break
     }
     count += 1
-    if entry.wantsOld { oldCount += 1 }
+    if entry.pointee.wantsOld { oldCount += 1 }
   }
 
   /// Marks the registrations `selection` names removed; with `taking`, also moves their closures
@@ -100,7 +140,7 @@ struct ObserverList<Value> {
     var found = false
     func take(_ index: Int) {
       markRemoved(at: index)
-      if taking { released.append(base[index].takeCallback()) }
+      if taking { released.append(takeCallback(at: index)) }
       found = true
     }
     if let index = indexedSlot(of: selection, hint: slotHint) { take(index) }
@@ -190,7 +230,7 @@ struct ObserverList<Value> {
     var kept = index
     while index < count {
       if base[index].isRemoved {
-        released.append(base[index].takeCallback())
+        released.append(takeCallback(at: index))
         (base + index).deinitialize(count: 1)
         index += 1
         continue
@@ -204,6 +244,7 @@ struct ObserverList<Value> {
       kept += end - index
       index = end
     }
+    makeVacant(kept..<count)
     count = kept
     markedCount = 0
   }
@@ -283,9 +324,10 @@ struct ObserverList<Value> {
   private mutating func grow() {
     let newCapacity = capacity * 2
     let newBase = UnsafeMutablePointer<Entry>.allocate(capacity: newCapacity)
-    newBase.moveInitialize(from: base, count: count)
+    newBase.moveInitialize(from: base, count: capacity)
     base.deallocate()
     base = newBase
+    makeVacant(capacity..<newCapacity)
     capacity = newCapacity
   }
 }

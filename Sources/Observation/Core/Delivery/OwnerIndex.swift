@@ -6,9 +6,14 @@
 /// addresses, and the type is not generic, so a registration pays neither `Hasher`'s SipHash nor
 /// a metadata look-up for a `Dictionary` specialization it cannot have.
 struct OwnerIndex {
-  /// 0 marks an empty bucket.
-  private var keys: [UInt] = []
-  private var slots: [Int] = []
+  /// One bucket: an identity (0 when empty) and its slot, side by side so that a probe touches
+  /// one cache line and an update checks one buffer for uniqueness.
+  private struct Bucket {
+    var key: UInt
+    var slot: Int
+  }
+
+  private var buckets: [Bucket] = []
   private(set) var count = 0
   private var shift = UInt.bitWidth
   /// Fibonacci hashing: the golden ratio in fixed point, cut to the word.
@@ -16,88 +21,120 @@ struct OwnerIndex {
 
   /// The slot of `identity`'s entry, or `nil`.
   subscript(identity: UInt) -> Int? {
-    get {
+    @inline(__always) get {
       guard count > 0 else { return nil }
-      var bucket = home(of: identity)
-      let mask = keys.count - 1
-      while true {
-        let key = keys[bucket]
-        if key == identity { return slots[bucket] }
-        if key == 0 { return nil }
-        bucket = (bucket + 1) & mask
+      return buckets.withUnsafeBufferPointer { buckets in
+        var bucket = home(of: identity)
+        let mask = buckets.count - 1
+        while true {
+          let key = buckets[bucket].key
+          if key == identity { return buckets[bucket].slot }
+          if key == 0 { return nil }
+          bucket = (bucket + 1) & mask
+        }
       }
     }
     set {
-      if let newValue { insert(identity, newValue) } else { remove(identity) }
+      if let newValue {
+        insert(identity, newValue, replacing: true)
+      } else {
+        remove(identity)
+      }
     }
+  }
+
+  /// Maps `identity` to `slot` unless it is already mapped; returns whether it was added.
+  mutating func insertIfAbsent(_ identity: UInt, slot: Int) -> Bool {
+    insert(identity, slot, replacing: false)
   }
 
   /// Every (identity, slot) pair, for invariant checks.
   var pairs: [(identity: UInt, slot: Int)] {
-    zip(keys, slots).filter { $0.0 != 0 }.map { (identity: $0.0, slot: $0.1) }
+    buckets.filter { $0.key != 0 }.map { (identity: $0.key, slot: $0.slot) }
   }
 
+  @inline(__always)
   private func home(of identity: UInt) -> Int {
-    Int(truncatingIfNeeded: (identity &* Self.multiplier) >> UInt(shift))
+    Self.home(of: identity, shift: shift)
   }
 
-  private mutating func insert(_ identity: UInt, _ slot: Int) {
+  @discardableResult
+  private mutating func insert(_ identity: UInt, _ slot: Int, replacing: Bool) -> Bool {
     precondition(identity != 0, "An owner index key is an object's address.")
-    if (count + 1) * 4 > keys.count * 3 { grow() }
-    var bucket = home(of: identity)
-    let mask = keys.count - 1
-    while true {
-      let key = keys[bucket]
-      if key == identity {
-        slots[bucket] = slot
-        return
+    if (count + 1) * 4 > buckets.count * 3 { grow() }
+    let home = home(of: identity)
+    let added = buckets.withUnsafeMutableBufferPointer { buckets in
+      var bucket = home
+      let mask = buckets.count - 1
+      while true {
+        let key = buckets[bucket].key
+        if key == identity {
+          if replacing { buckets[bucket].slot = slot }
+          return false
+        }
+        if key == 0 {
+          buckets[bucket] = Bucket(key: identity, slot: slot)
+          return true
+        }
+        bucket = (bucket + 1) & mask
       }
-      if key == 0 {
-        keys[bucket] = identity
-        slots[bucket] = slot
-        count += 1
-        return
-      }
-      bucket = (bucket + 1) & mask
     }
+    if added { count += 1 }
+    return added
   }
 
   private mutating func remove(_ identity: UInt) {
     guard count > 0 else { return }
-    let mask = keys.count - 1
-    var hole = home(of: identity)
-    while keys[hole] != identity {
-      if keys[hole] == 0 { return }
-      hole = (hole + 1) & mask
-    }
-    // Backward shift: move later entries of the probe run into the hole when their home bucket
-    // does not lie between the hole and their bucket (cyclically), so lookups need no tombstones.
-    var bucket = hole
-    while true {
-      bucket = (bucket + 1) & mask
-      let key = keys[bucket]
-      if key == 0 { break }
-      let ideal = home(of: key)
-      let stays =
-        hole <= bucket ? (hole < ideal && ideal <= bucket) : (hole < ideal || ideal <= bucket)
-      if !stays {
-        keys[hole] = key
-        slots[hole] = slots[bucket]
-        hole = bucket
+    let shift = shift
+    let found = buckets.withUnsafeMutableBufferPointer { buckets in
+      let mask = buckets.count - 1
+      var hole = Self.home(of: identity, shift: shift)
+      while buckets[hole].key != identity {
+        if buckets[hole].key == 0 { return false }
+        hole = (hole + 1) & mask
       }
+      // Backward shift: move later entries of the probe run into the hole when their home
+      // bucket does not lie between the hole and their bucket (cyclically), so lookups need no
+      // tombstones.
+      var bucket = hole
+      while true {
+        bucket = (bucket + 1) & mask
+        let key = buckets[bucket].key
+        if key == 0 { break }
+        let ideal = Self.home(of: key, shift: shift)
+        let stays =
+          hole <= bucket ? (hole < ideal && ideal <= bucket) : (hole < ideal || ideal <= bucket)
+        if !stays {
+          buckets[hole] = buckets[bucket]
+          hole = bucket
+        }
+      }
+      buckets[hole].key = 0
+      return true
     }
-    keys[hole] = 0
-    count -= 1
+    if found { count -= 1 }
   }
 
+  @inline(__always)
+  private static func home(of identity: UInt, shift: Int) -> Int {
+    Int(truncatingIfNeeded: (identity &* multiplier) >> UInt(shift))
+  }
+
+  /// Doubles the table, placing each key directly: every key is distinct and the new table has
+  /// room, so no check of the insertion path is needed.
   private mutating func grow() {
-    let oldKeys = keys
-    let oldSlots = slots
-    let capacity = max(16, keys.count * 2)
-    keys = Array(repeating: 0, count: capacity)
-    slots = Array(repeating: 0, count: capacity)
-    shift = UInt.bitWidth - capacity.trailingZeroBitCount
-    count = 0
-    for (key, slot) in zip(oldKeys, oldSlots) where key != 0 { insert(key, slot) }
+    let capacity = max(16, buckets.count * 2)
+    let shift = UInt.bitWidth - capacity.trailingZeroBitCount
+    var grown = [Bucket](repeating: Bucket(key: 0, slot: 0), count: capacity)
+    grown.withUnsafeMutableBufferPointer { grown in
+      let mask = capacity - 1
+      for old in buckets where old.key != 0 {
+        var bucket = Self.home(of: old.key, shift: shift)
+        while grown[bucket].key != 0 { bucket = (bucket + 1) & mask }
+        grown[bucket] = old
+      }
+    }
+    buckets = grown
+    self.shift = shift
   }
 }
