@@ -304,7 +304,8 @@ func runBenchmarks(arguments: [String]) -> Int32 {
 /// `--profile WORKLOAD COLUMN ITERATIONS` runs one column of one workload alone, for
 /// `valgrind --tool=callgrind` (WORKLOAD: fanout-N, oldnew-N, churn, reentrant, chain, keypath,
 /// register, mainthread: perf only);
-/// with COLUMN `all` it times every column of the workload as the full run does.
+/// with COLUMN `all` it times every column of the workload as the full run does (and `scale all
+/// N` times the registration-at-scale row at n = N).
 func profile(_ values: [String]) -> Int32 {
   guard values.count >= 2 else {
     print("usage: benchmarks --profile WORKLOAD COLUMN [ITERATIONS]")
@@ -312,6 +313,14 @@ func profile(_ values: [String]) -> Int32 {
   }
   let workload = values[0]
   let iterations = values.count > 2 ? Int(values[2]) ?? 100_000 : 100_000
+  if workload == "scale" && values[1] == "all" {
+    // The registration-at-scale row at n = ITERATIONS, as the full run times it.
+    let costs = registrationAtScale(count: iterations, sampled: 1000, repetitions: 5, budget: 20)
+    for (operation, value) in costs.sorted(by: { $0.key < $1.key }) {
+      print("\(operation): \(format(value, fractionDigits: 1))")
+    }
+    return 0
+  }
   let contenders: [Contender]
   if workload.hasPrefix("fanout-"), let count = Int(workload.dropFirst(7)) {
     contenders = fanOutContenders(observers: count, oldAndNew: false)
