@@ -732,20 +732,16 @@ public class ReadOnlyObservable<Value> {
         for lane in lanes { lane.endRound() }
       }
     }
-    // Stable for the whole round: appends are queued while a round runs, and removals only mark.
-    let base = observers.base
-    let count = observers.count
     var outcome = RoundOutcome()
-    if observers.oldCount > 0 {
-      for index in 0..<count {
-        deliver(
-          oldValue, .old, bit: Entry.oldBit, to: base + index, mainActorInline: mainActorInline,
-          outcome: &outcome)
-      }
-    }
-    for index in 0..<count {
-      deliver(
-        newValue, .new, bit: Entry.newBit, to: base + index, mainActorInline: mainActorInline,
+    // Two copies of the passes: only a traced round counts its calls, so the common one keeps
+    // no counter in its loop.
+    if tracer == nil {
+      deliverPasses(
+        old: oldValue, new: newValue, mainActorInline: mainActorInline, counting: false,
+        outcome: &outcome)
+    } else {
+      deliverPasses(
+        old: oldValue, new: newValue, mainActorInline: mainActorInline, counting: true,
         outcome: &outcome)
     }
     if let tracer {
@@ -759,6 +755,32 @@ public class ReadOnlyObservable<Value> {
     }
   }
 
+  /// The `.old` pass (when some entry wants it), then the `.new` pass, of one round.
+  @inline(__always)
+  private func deliverPasses(
+    old oldValue: Value,
+    new newValue: Value,
+    mainActorInline: Bool,
+    counting: Bool,
+    outcome: inout RoundOutcome
+  ) {
+    // Stable for the whole round: appends are queued while a round runs, and removals only mark.
+    let base = observers.base
+    let count = observers.count
+    if observers.oldCount > 0 {
+      for index in 0..<count {
+        deliver(
+          oldValue, .old, bit: Entry.oldBit, to: base + index, mainActorInline: mainActorInline,
+          counting: counting, outcome: &outcome)
+      }
+    }
+    for index in 0..<count {
+      deliver(
+        newValue, .new, bit: Entry.newBit, to: base + index, mainActorInline: mainActorInline,
+        counting: counting, outcome: &outcome)
+    }
+  }
+
   @inline(__always)
   private func deliver(
     _ value: Value,
@@ -766,8 +788,16 @@ public class ReadOnlyObservable<Value> {
     bit: UInt,
     to entry: UnsafeMutablePointer<Entry>,
     mainActorInline: Bool,
+    counting: Bool,
     outcome: inout RoundOutcome
   ) {
+    // A token that wants this pass and is not a main-actor one: one test of the word, the
+    // only one a fan-out of tokens makes before the call.
+    if entry.pointee.isNonisolatedToken(wanting: bit) {
+      entry.pointee.callback(value, option)
+      if counting { outcome.calls &+= 1 }
+      return
+    }
     guard entry.pointee.wants(bit) else { return }
     if entry.pointee.isToken {
       if entry.pointee.isMainActorToken && !mainActorInline {
@@ -775,12 +805,12 @@ public class ReadOnlyObservable<Value> {
       } else {
         entry.pointee.callback(value, option)
       }
-      outcome.calls &+= 1
+      if counting { outcome.calls &+= 1 }
     } else if let owner = entry.pointee.owner {
       // The one weak load per delivery; the strong reference keeps the owner alive for the call.
       entry.pointee.callback(value, option)
       keepAlive(owner)
-      outcome.calls &+= 1
+      if counting { outcome.calls &+= 1 }
     } else {
       lock.lock()
       observers.markRemoved(at: entry - observers.base)

@@ -89,6 +89,12 @@ struct ObserverEntry<Value> {
 
   @inline(__always) func wants(_ bit: UInt) -> Bool { word & bit != 0 }
 
+  /// Whether this is a token entry without the main-actor bit that wants `bit`'s pass.
+  @inline(__always)
+  func isNonisolatedToken(wanting bit: UInt) -> Bool {
+    word & (bit | Self.kindMask | Self.mainActorBit) == bit | Self.tokenKind
+  }
+
   /// Whether a removal of `selection` ends this entry. Owner selections never match token or
   /// handle identities, so a dead owner's entry whose address a new token reuses is never
   /// mistaken for the token's.
