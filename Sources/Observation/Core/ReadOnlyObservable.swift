@@ -767,17 +767,18 @@ public class ReadOnlyObservable<Value> {
     // Stable for the whole round: appends are queued while a round runs, and removals only mark.
     let base = observers.base
     let count = observers.count
+    let directTokens = Entry.DirectTokenTest(mainActorInline: mainActorInline)
     if observers.oldCount > 0 {
       for index in 0..<count {
         deliver(
           oldValue, .old, bit: Entry.oldBit, to: base + index, mainActorInline: mainActorInline,
-          counting: counting, outcome: &outcome)
+          directTokens: directTokens, counting: counting, outcome: &outcome)
       }
     }
     for index in 0..<count {
       deliver(
         newValue, .new, bit: Entry.newBit, to: base + index, mainActorInline: mainActorInline,
-        counting: counting, outcome: &outcome)
+        directTokens: directTokens, counting: counting, outcome: &outcome)
     }
   }
 
@@ -788,12 +789,13 @@ public class ReadOnlyObservable<Value> {
     bit: UInt,
     to entry: UnsafeMutablePointer<Entry>,
     mainActorInline: Bool,
+    directTokens: Entry.DirectTokenTest,
     counting: Bool,
     outcome: inout RoundOutcome
   ) {
-    // A token that wants this pass and is not a main-actor one: one test of the word, the
-    // only one a fan-out of tokens makes before the call.
-    if entry.pointee.isNonisolatedToken(wanting: bit) {
+    // A token that wants this pass and may be called here (nonisolated, or main-actor in a
+    // round that runs them inline): one test of the word before the call.
+    if entry.pointee.passes(directTokens, wanting: bit) {
       entry.pointee.callback(value, option)
       if counting { outcome.calls &+= 1 }
       return

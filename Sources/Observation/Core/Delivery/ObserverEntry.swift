@@ -89,10 +89,22 @@ struct ObserverEntry<Value> {
 
   @inline(__always) func wants(_ bit: UInt) -> Bool { word & bit != 0 }
 
-  /// Whether this is a token entry without the main-actor bit that wants `bit`'s pass.
+  /// Which token entries a round may call directly, as one mask of the word: tokens, and of
+  /// those the main-actor ones only in a round that runs them inline.
+  struct DirectTokenTest {
+    fileprivate let mask: UInt
+
+    @inline(__always)
+    init(mainActorInline: Bool) {
+      mask = ObserverEntry.kindMask | (mainActorInline ? 0 : ObserverEntry.mainActorBit)
+    }
+  }
+
+  /// Whether this is a token entry that wants `bit`'s pass and that `test` lets a round call
+  /// directly.
   @inline(__always)
-  func isNonisolatedToken(wanting bit: UInt) -> Bool {
-    word & (bit | Self.kindMask | Self.mainActorBit) == bit | Self.tokenKind
+  func passes(_ test: DirectTokenTest, wanting bit: UInt) -> Bool {
+    word & (bit | test.mask) == bit | Self.tokenKind
   }
 
   /// Whether a removal of `selection` ends this entry. Owner selections never match token or
