@@ -12,8 +12,11 @@ struct BindingRegistryTests {
     }
     source.value = "changed"
     #expect(source.observerCount == 0)
-    // Other suites may bind concurrently, but only a handful of their targets are alive.
-    #expect(BindingRegistry.shared.recordCount < 400)
+    // Without pruning the 2 000 dead targets' records would all be there. Other suites bind
+    // concurrently, and the table keeps up to twice the live records it found at its last
+    // pruning (480 once under ThreadSanitizer, where suites overlap longer), so the bound
+    // leaves room for them and still fails if dead records pile up.
+    #expect(BindingRegistry.shared.recordCount < 1_000)
   }
 
   @Test func rebindingATargetLeavesOneRegistrationOnTheCurrentSourceOnly() {
