@@ -120,6 +120,25 @@ struct RegistrationAtScaleTests {
   }
 }
 
+extension RegistrationAtScaleTests {
+  @Test func deadOwnersAmongLivingOnesAreDroppedAsTheListGrowsWithoutASet() {
+    // Every other owner dies at once: a regular pattern that a fixed sample would miss.
+    let source = Observable(0)
+    let released = Counter()
+    var survivors: [TextOwner] = []
+    for index in 0..<4_000 {
+      let owner = TextOwner()
+      let tracker = Tracker(released)
+      source.addObserver(owner, removeIfExists: false) { _, _ in
+        withExtendedLifetime(tracker) {}
+      }
+      if index % 2 == 0 { survivors.append(owner) }
+    }
+    #expect(released.count >= 1_500, "\(released.count) of 2000 dead registrations released")
+    #expect(source.observerCount == survivors.count)
+  }
+}
+
 private final class Counter {
   var count = 0
 }
