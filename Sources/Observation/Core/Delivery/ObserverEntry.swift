@@ -39,7 +39,12 @@ struct ObserverEntry<Value> {
   @inline(__always) fileprivate static var flagMask: UInt { 15 }
   // `Kind.token.rawValue` is a call in unspecialized code (the enum's raw-value getter), paid
   // by every delivery that asks `isToken`; the literal is not.
-  @inline(__always) fileprivate static var tokenKind: UInt { 12 }
+  @inline(__always) static var tokenKind: UInt { 12 }
+  @inline(__always) static var replaceableKind: UInt { 0 }
+  @inline(__always) static var handleKind: UInt { 8 }
+  /// The kind bits of the word, to compare with the `*Kind` literals: ``kind`` builds the
+  /// generic nested enum, which costs a metadata look-up in unspecialized code.
+  @inline(__always) var kindBits: UInt { word & Self.kindMask }
   /// Set in `word` for a main-actor token registration, on 64-bit platforms (0 elsewhere, where
   /// the bit could belong to an address): its `callback` is the user's main-actor closure itself,
   /// called directly by rounds that run on the main queue, and its weak `owner` slot, which
@@ -109,20 +114,29 @@ struct ObserverEntry<Value> {
 
   /// Whether a removal of `selection` ends this entry. Owner selections never match token or
   /// handle identities, so a dead owner's entry whose address a new token reuses is never
-  /// mistaken for the token's.
-  @inline(__always)
+  /// mistaken for the token's. For an entry in a queue; see ``isSelected(_:by:)`` for one in
+  /// the list.
   func isSelected(by selection: Selection) -> Bool {
-    let kind = word & Self.kindMask
+    var entry = self
+    return withUnsafeMutablePointer(to: &entry) { Self.isSelected($0, by: selection) }
+  }
+
+  /// Whether a removal of `selection` ends the entry at `entry`, read in place: calling a
+  /// method on a list slot copied the entry through its value witnesses (a weak reference and
+  /// a closure to retain, touching the owner's side table and the closure's context).
+  @inline(__always)
+  static func isSelected(_ entry: UnsafeMutablePointer<Self>, by selection: Selection) -> Bool {
+    let kind = entry.pointee.kindBits
     switch selection {
     case .handle(let identity):
-      return kind >= Kind.handle.rawValue && self.identity == identity
+      return kind >= handleKind && entry.pointee.identity == identity
     case .replaceable(let identity):
-      return kind == Kind.replaceable.rawValue && self.identity == identity
+      return kind == replaceableKind && entry.pointee.identity == identity
     case .owner(let identity):
-      if kind == Kind.token.rawValue { return false }
-      if kind != Kind.handle.rawValue { return self.identity == identity }
+      if kind == tokenKind { return false }
+      if kind != handleKind { return entry.pointee.identity == identity }
       // A handle entry's word holds its handle: compare the owner itself (a weak load).
-      guard let owner else { return false }
+      guard let owner = entry.pointee.owner else { return false }
       return Self.identity(of: owner) == identity
     }
   }

@@ -131,17 +131,15 @@ struct ObserverList<Value> {
   mutating func appendAssumingRoom(_ draft: Entry.Draft) {
     let entry = base + count
     entry.pointee.fill(with: draft)
-    switch entry.pointee.kind {
-    case .token:
+    switch entry.pointee.kindBits {
+    case Entry.tokenKind:
       ObservationToken.setSlotHint(count, forIdentity: draft.identity)
-    case .replaceable where isIndexing:
-      if !replaceableSlots.insertIfAbsent(draft.identity, slot: count) {
+    case Entry.replaceableKind:
+      if isIndexing && !replaceableSlots.insertIfAbsent(draft.identity, slot: count) {
         unindexedReplaceable += 1
       }
-    case .owned, .handle:
+    default:
       if isIndexing { ownedAndHandles += 1 }
-    case .replaceable:
-      break
     }
     count += 1
     if entry.pointee.wantsOld { oldCount += 1 }
@@ -170,7 +168,8 @@ struct ObserverList<Value> {
     }
     if let index = indexedSlot(of: selection, hint: slotHint) { take(index) }
     if !found || !selection.isUnique, mustScan(for: selection) {
-      for index in 0..<count where !base[index].isRemoved && base[index].isSelected(by: selection) {
+      for index in 0..<count
+      where !(base + index).pointee.isRemoved && Entry.isSelected(base + index, by: selection) {
         take(index)
         if selection.isUnique { break }
       }
@@ -183,12 +182,12 @@ struct ObserverList<Value> {
   private mutating func buildIndexIfNeeded() {
     guard !isIndexing else { return }
     isIndexing = true
-    for index in 0..<count where !base[index].isRemoved {
-      switch base[index].kind {
+    for index in 0..<count where !(base + index).pointee.isRemoved {
+      switch (base + index).pointee.kind {
       case .token: break
       case .replaceable:
-        if replaceableSlots[base[index].identity] == nil {
-          replaceableSlots[base[index].identity] = index
+        if replaceableSlots[(base + index).pointee.identity] == nil {
+          replaceableSlots[(base + index).pointee.identity] = index
         } else {
           unindexedReplaceable += 1
         }
@@ -204,8 +203,8 @@ struct ObserverList<Value> {
     case .handle: candidate = hint
     case .owner(let identity), .replaceable(let identity): candidate = replaceableSlots[identity]
     }
-    guard let index = candidate, index >= 0, index < count, !base[index].isRemoved,
-      base[index].isSelected(by: selection)
+    guard let index = candidate, index >= 0, index < count, !(base + index).pointee.isRemoved,
+      Entry.isSelected(base + index, by: selection)
     else { return nil }
     return index
   }
@@ -220,20 +219,23 @@ struct ObserverList<Value> {
   }
 
   mutating func markRemoved(at index: Int) {
-    if base[index].wantsOld { oldCount -= 1 }
-    switch base[index].kind {
-    case .token: break
+    // Read in place, and kinds compared as bits: a copy of the entry, or the generic `Kind`
+    // enum, costs a metadata look-up in this unspecialized code.
+    let entry = base + index
+    if entry.pointee.wantsOld { oldCount -= 1 }
+    switch entry.pointee.kindBits {
+    case Entry.tokenKind: break
     case _ where !isIndexing: break
-    case .replaceable:
-      if replaceableSlots[base[index].identity] == index {
-        replaceableSlots[base[index].identity] = nil
+    case Entry.replaceableKind:
+      if replaceableSlots[entry.pointee.identity] == index {
+        replaceableSlots[entry.pointee.identity] = nil
       } else {
         unindexedReplaceable -= 1
       }
-    case .owned, .handle:
+    default:
       ownedAndHandles -= 1
     }
-    base[index].markRemoved()
+    entry.pointee.markRemoved()
     markedCount += 1
   }
 
@@ -251,17 +253,17 @@ struct ObserverList<Value> {
   /// take seconds for n = 5000.
   mutating func removeMarked(released: inout [Callback]) {
     var index = 0
-    while index < count && !base[index].isRemoved { index += 1 }
+    while index < count && !(base + index).pointee.isRemoved { index += 1 }
     var kept = index
     while index < count {
-      if base[index].isRemoved {
+      if (base + index).pointee.isRemoved {
         released.append(takeCallback(at: index))
         (base + index).deinitialize(count: 1)
         index += 1
         continue
       }
       var end = index + 1
-      while end < count && !base[end].isRemoved { end += 1 }
+      while end < count && !(base + end).pointee.isRemoved { end += 1 }
       (base + kept).moveInitialize(from: base + index, count: end - index)
       for moved in kept..<(kept + end - index) {
         entryDidMove(to: moved, from: moved + index - kept)
@@ -278,14 +280,14 @@ struct ObserverList<Value> {
   private mutating func entryDidMove(to newIndex: Int, from oldIndex: Int) {
     // Read in place: a copy of the entry would go through its generic value witnesses.
     let entry = base + newIndex
-    switch entry.pointee.kind {
-    case .token:
+    switch entry.pointee.kindBits {
+    case Entry.tokenKind:
       ObservationToken.setSlotHint(newIndex, forIdentity: entry.pointee.identity)
-    case .replaceable:
+    case Entry.replaceableKind:
       if replaceableSlots[entry.pointee.identity] == oldIndex {
         replaceableSlots[entry.pointee.identity] = newIndex
       }
-    case .owned, .handle:
+    default:
       break
     }
   }
@@ -308,7 +310,7 @@ struct ObserverList<Value> {
   /// The number of entries that can still be called. Costs a weak load per owner entry.
   var liveCount: Int {
     var live = 0
-    for index in 0..<count where base[index].isLive { live += 1 }
+    for index in 0..<count where (base + index).pointee.isLive { live += 1 }
     return live
   }
 
@@ -318,24 +320,25 @@ struct ObserverList<Value> {
       var old = 0
       var marked = 0
       for index in 0..<count {
-        if base[index].wantsOld { old += 1 }
-        if base[index].isRemoved { marked += 1 }
+        if (base + index).pointee.wantsOld { old += 1 }
+        if (base + index).pointee.isRemoved { marked += 1 }
       }
       precondition(old == oldCount, "oldCount \(oldCount) != \(old) entries wanting .old")
       guard isIndexing else { return }
       var replaceable = 0
       var others = 0
-      for index in 0..<count where !base[index].isRemoved {
-        switch base[index].kind {
+      for index in 0..<count where !(base + index).pointee.isRemoved {
+        switch (base + index).pointee.kind {
         case .token: break
         case .replaceable:
-          if replaceableSlots[base[index].identity] != index { replaceable += 1 }
+          if replaceableSlots[(base + index).pointee.identity] != index { replaceable += 1 }
         case .owned, .handle: others += 1
         }
       }
       for (identity, index) in replaceableSlots.pairs {
         precondition(
-          index < count && !base[index].isRemoved && base[index].identity == identity,
+          index < count && !(base + index).pointee.isRemoved
+            && (base + index).pointee.identity == identity,
           "the owner index points at slot \(index), which is not that owner's entry")
       }
       precondition(replaceable == unindexedReplaceable, "unindexed count is off")
