@@ -81,6 +81,46 @@ struct FairDeliveryTests {
     withExtendedLifetime(token) {}
   }
 
+  @Test func aChangeLeftToTheDeliveryQueueArrivesWhileTheGlobalQueuesAreTaken() {
+    // On Linux, libdispatch runs a global queue's work only while fewer threads than cores are
+    // taken (blocked ones count) and adds threads about once a second: a delivery-queue job on
+    // a global queue waited 0.9 s behind a busy producer, with setters waiting for it. Here the
+    // global queues are taken for the whole test, and the change must still arrive.
+    let blockerCount = 64
+    let blockers = DispatchSemaphore(value: 0)
+    for _ in 0..<blockerCount { DispatchQueue.global().async { blockers.wait() } }
+    defer { for _ in 0..<blockerCount { blockers.signal() } }
+
+    let outer = Observable(0)
+    let inner = Observable(0)
+    let seen = RecordingLog<Int>()
+    let innerIsDelivering = DispatchSemaphore(value: 0)
+    let nestedSetDone = DispatchSemaphore(value: 0)
+    let innerToken = inner.observe { value, _ in
+      seen.append(value)
+      guard value == 1 else { return }
+      // Hold `inner`'s round until the other thread has set it from inside another round.
+      innerIsDelivering.signal()
+      _ = nestedSetDone.wait(timeout: .now() + testTimeout)
+    }
+    let outerToken = outer.observe { value, _ in inner.value = value * 2 }
+    // Serial queues always get a thread, unlike the global queues taken above.
+    let deliverer = runInBackground(on: DispatchQueue(label: "deliverer")) { inner.value = 1 }
+    let nested = runInBackground(on: DispatchQueue(label: "nested setter")) {
+      _ = innerIsDelivering.wait(timeout: .now() + testTimeout)
+      // `inner` is being delivered by the other thread: this set returns at once and its round
+      // is left to the library's delivery queue.
+      outer.value = 21
+      nestedSetDone.signal()
+    }
+    #expect(nested.waitUntilFinished("the nested setter"))
+    #expect(deliverer.waitUntilFinished("the deliverer"))
+    let deadline = DispatchTime.now() + testTimeout
+    while seen.events.count < 2 && DispatchTime.now() < deadline { usleep(1_000) }
+    #expect(seen.events == [1, 42])
+    withExtendedLifetime((innerToken, outerToken)) {}
+  }
+
   @Test func aLaneYieldsTheMainQueueAfterAFrameBudget() {
     // Each value takes 10 ms to handle, more than one turn's 8 ms budget: every turn of the
     // manual main queue delivers one value and schedules the next turn, in order, none dropped.

@@ -305,7 +305,8 @@ func runBenchmarks(arguments: [String]) -> Int32 {
 /// `valgrind --tool=callgrind` (WORKLOAD: fanout-N, oldnew-N, churn, reentrant, chain, keypath,
 /// register, mainthread: perf only);
 /// with COLUMN `all` it times every column of the workload as the full run does (and `scale all
-/// N` times the registration-at-scale row at n = N).
+/// N` times the registration-at-scale row at n = N; `contended all N` runs the contended
+/// producer N times).
 func profile(_ values: [String]) -> Int32 {
   guard values.count >= 2 else {
     print("usage: benchmarks --profile WORKLOAD COLUMN [ITERATIONS]")
@@ -313,6 +314,15 @@ func profile(_ values: [String]) -> Int32 {
   }
   let workload = values[0]
   let iterations = values.count > 2 ? Int(values[2]) ?? 100_000 : 100_000
+  if workload == "contended" && values[1] == "all" {
+    // The contended-producer row ITERATIONS times, for a stall that comes once in many runs.
+    for run in 0..<iterations {
+      let result = contendedProducer(duration: 1_500_000_000)
+      let worst = format(result.worstMainCall / 1e6, fractionDigits: 2)
+      print("run \(run): worst main-thread call \(worst) ms")
+    }
+    return 0
+  }
   if workload == "scale" && values[1] == "all" {
     // The registration-at-scale row at n = ITERATIONS, as the full run times it.
     let costs = registrationAtScale(count: iterations, sampled: 1000, repetitions: 5, budget: 20)

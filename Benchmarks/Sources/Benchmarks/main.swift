@@ -16,8 +16,9 @@ import Dispatch
 let arguments = Array(CommandLine.arguments.dropFirst())
 if let index = arguments.firstIndex(of: "--profile") {
   let values = Array(arguments[(index + 1)...])
-  if values.first == "mainthread" {
-    // Sets on the main queue need the main thread to run it (for perf, not valgrind).
+  if values.first == "mainthread" || values.first == "contended" {
+    // Sets on the main queue need the main thread to run it (for perf, not valgrind; the
+    // contended producer sets there too).
     DispatchQueue.global().async { exit(profile(values)) }
     dispatchMain()
   }

@@ -893,7 +893,11 @@ public class ReadOnlyObservable<Value> {
       next.semaphore.signal()
     } else {
       let job = DeliveryQueueJob(observable: self)
-      DispatchQueue.global().async { job.run() }
+      // A serial queue of its own, not a global queue: on Linux, libdispatch runs a global
+      // queue's work only while fewer threads than cores are taken (blocked ones included) and
+      // adds a thread about a second later, so behind a busy producer the job started 0.9 s
+      // late while setters waited for it. A serial queue's work always gets a thread.
+      DispatchQueue(label: "PropertyObservation.delivery").async { job.run() }
     }
   }
 
