@@ -621,11 +621,11 @@ public class ReadOnlyObservable<Value> {
           waiter.semaphore.signal()
         }
       case .add(let entry):
-        observers.append(NewEntry(entry), released: &released)
+        observers.append(entry, released: &released)
       case .gated(let gate):
         if gate.isOpen {
           if !gate.entry.isRemoved {
-            observers.append(NewEntry(gate.entry), released: &released)
+            observers.append(gate.entry, released: &released)
           } else {
             released.append(gate.takeCallback())
           }
@@ -690,7 +690,7 @@ public class ReadOnlyObservable<Value> {
       // Removals that arrived during the catch-up come first (the append may compact).
       observable.applyDeferredRemovals(released: &released)
       if !gate.isCancelled, entry.isLive {
-        observable.observers.append(NewEntry(entry), released: &released)
+        observable.observers.append(entry, released: &released)
       } else {
         released.append(gate.takeCallback())
       }

@@ -237,14 +237,6 @@ extension ObserverEntry {
       self.callback = callback
     }
 
-    /// What `entry` holds, for adding an entry that waited in a queue. The owner is `nil` if
-    /// it died meanwhile: the entry is then pruned like any other of a dead owner.
-    init(_ entry: borrowing Entry) {
-      self.owner = entry.owner
-      self.word = entry.word
-      self.callback = entry.callback
-    }
-
     typealias Entry = ObserverEntry<Value>
 
     @inline(__always) var identity: UInt { word & ~(Entry.flagMask | Entry.mainActorBit) }

@@ -78,22 +78,35 @@ struct ObserverList<Value> {
     (base + index).pointee.swapCallback(vacantCallback)
   }
 
-  /// Appends `entry`. When the buffer is full, removed entries and, if a sample finds any,
-  /// entries of dead owners are dropped first (so a list that sees registrations but no sets
-  /// stays bounded by its live observers); their closures go to `released`.
+  /// Appends `draft`'s entry, making room first (see ``makeRoom(released:)``).
   // Inlined into its callers: a call on the list from unspecialized code looks the list type's
   // generic metadata up first (hundreds of instructions, most of a registration's cost).
   @inline(__always)
-  mutating func append(_ entry: Entry.Draft, released: inout [Callback]) {
-    if count == capacity {
-      if sampleFindsDeadOwner() {
-        compact(released: &released)
-      } else if markedCount > 0 {
-        removeMarked(released: &released)
-      }
-      if count * 4 >= capacity * 3 { grow() }
+  mutating func append(_ draft: Entry.Draft, released: inout [Callback]) {
+    if count == capacity { makeRoom(released: &released) }
+    appendAssumingRoom(draft)
+  }
+
+  /// Appends an entry that waited in a queue, copied as it is: its owner is never loaded, so
+  /// no strong reference to it is made and dropped under the caller's lock (the last one's
+  /// release would run the owner's deinit there).
+  mutating func append(_ entry: Entry, released: inout [Callback]) {
+    if count == capacity { makeRoom(released: &released) }
+    (base + count).pointee = entry
+    didAppend()
+  }
+
+  /// Makes room in a full buffer: removed entries and, if a sample finds any, entries of dead
+  /// owners are dropped (so a list that sees registrations but no sets stays bounded by its
+  /// live observers), and the buffer grows if that left it more than three quarters full. The
+  /// dropped closures go to `released`.
+  private mutating func makeRoom(released: inout [Callback]) {
+    if sampleFindsDeadOwner() {
+      compact(released: &released)
+    } else if markedCount > 0 {
+      removeMarked(released: &released)
     }
-    appendAssumingRoom(entry)
+    if count * 4 >= capacity * 3 { grow() }
   }
 
   /// Whether one of a few entries spread over the list belongs to a dead owner. A full buffer
@@ -129,13 +142,19 @@ struct ObserverList<Value> {
   /// Appends `draft`'s entry to a buffer that ``hasRoom``.
   @inline(__always)
   mutating func appendAssumingRoom(_ draft: Entry.Draft) {
+    (base + count).pointee.fill(with: draft)
+    didAppend()
+  }
+
+  /// Counts and indexes the entry just written at `count`.
+  @inline(__always)
+  private mutating func didAppend() {
     let entry = base + count
-    entry.pointee.fill(with: draft)
     switch entry.pointee.kindBits {
     case Entry.tokenKind:
-      ObservationToken.setSlotHint(count, forIdentity: draft.identity)
+      ObservationToken.setSlotHint(count, forIdentity: entry.pointee.identity)
     case Entry.replaceableKind:
-      if isIndexing && !replaceableSlots.insertIfAbsent(draft.identity, slot: count) {
+      if isIndexing && !replaceableSlots.insertIfAbsent(entry.pointee.identity, slot: count) {
         unindexedReplaceable += 1
       }
     default:
