@@ -771,14 +771,14 @@ public class ReadOnlyObservable<Value> {
     if observers.oldCount > 0 {
       for index in 0..<count {
         deliver(
-          oldValue, .old, bit: Entry.oldBit, to: base + index, mainActorInline: mainActorInline,
-          directTokens: directTokens, counting: counting, outcome: &outcome)
+          oldValue, .old, bit: Entry.oldBit, to: base + index, directTokens: directTokens,
+          counting: counting, outcome: &outcome)
       }
     }
     for index in 0..<count {
       deliver(
-        newValue, .new, bit: Entry.newBit, to: base + index, mainActorInline: mainActorInline,
-        directTokens: directTokens, counting: counting, outcome: &outcome)
+        newValue, .new, bit: Entry.newBit, to: base + index, directTokens: directTokens,
+        counting: counting, outcome: &outcome)
     }
   }
 
@@ -788,7 +788,6 @@ public class ReadOnlyObservable<Value> {
     _ option: ObservableOptions,
     bit: UInt,
     to entry: UnsafeMutablePointer<Entry>,
-    mainActorInline: Bool,
     directTokens: Entry.DirectTokenTest,
     counting: Bool,
     outcome: inout RoundOutcome
@@ -802,11 +801,10 @@ public class ReadOnlyObservable<Value> {
     }
     guard entry.pointee.wants(bit) else { return }
     if entry.pointee.isToken {
-      if entry.pointee.isMainActorToken && !mainActorInline {
-        Self.callThroughHandle(entry.pointee.owner, value, option)
-      } else {
-        entry.pointee.callback(value, option)
-      }
+      // The test above passes every other token that wants this pass: this is a main-actor
+      // token in a round that does not run them inline.
+      assert(entry.pointee.isMainActorToken, "A token the round may call directly was missed.")
+      Self.callThroughHandle(entry.pointee.owner, value, option)
       if counting { outcome.calls &+= 1 }
     } else if let owner = entry.pointee.owner {
       // The one weak load per delivery; the strong reference keeps the owner alive for the call.
