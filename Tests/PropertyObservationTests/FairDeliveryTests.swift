@@ -88,7 +88,9 @@ struct FairDeliveryTests {
     // global queues are taken for the whole test, and the change must still arrive.
     let blockerCount = 64
     let blockers = DispatchSemaphore(value: 0)
-    for _ in 0..<blockerCount { DispatchQueue.global().async { blockers.wait() } }
+    for _ in 0..<blockerCount {
+      DispatchQueue.global().async { _ = blockers.wait(timeout: .now() + testTimeout * 2) }
+    }
     defer { for _ in 0..<blockerCount { blockers.signal() } }
 
     let outer = Observable(0)

@@ -961,7 +961,7 @@ private final class TransactionRecord<Value>: TransactionParticipant {
   }
 }
 
-/// The delivery queue's job for one observable, sent to a global queue.
+/// The delivery queue's job for one observable, sent to a serial queue of its own.
 ///
 /// Only an observable used from several threads hands changes to the queue, and an observable is
 /// `Sendable` (so can be used from several threads) only when its value is: for the others this

@@ -37,8 +37,9 @@ struct ObserverEntry<Value> {
   @inline(__always) static var newBit: UInt { 2 }
   @inline(__always) fileprivate static var kindMask: UInt { 12 }
   @inline(__always) fileprivate static var flagMask: UInt { 15 }
-  // `Kind.token.rawValue` is a call in unspecialized code (the enum's raw-value getter), paid
-  // by every delivery that asks `isToken`; the literal is not.
+  // The `Kind` raw values as literals: `Kind.token.rawValue` is a call in unspecialized code (the
+  // enum's raw-value getter), paid by every delivery that asks `isToken`; a literal is not.
+  // `Draft.init(token:options:callback:)` asserts that they agree.
   @inline(__always) static var tokenKind: UInt { 12 }
   @inline(__always) static var replaceableKind: UInt { 0 }
   @inline(__always) static var handleKind: UInt { 8 }
@@ -65,9 +66,9 @@ struct ObserverEntry<Value> {
     self.callback = callback
   }
 
-  /// Makes this slot hold `draft`'s registration, field by field: unlike building an entry and
-  /// copying it in, which goes through the entry's generic value witnesses after a metadata
-  /// look-up (an entry holds a weak reference), this costs no more than in specialized code.
+  /// Makes this slot hold `draft`'s registration, field by field: building an entry and copying
+  /// it in goes through the entry's generic value witnesses after a metadata look-up (an entry
+  /// holds a weak reference); assigning its fields needs neither.
   @inline(__always)
   mutating func fill(with draft: Draft) {
     owner = draft.owner
@@ -80,16 +81,28 @@ struct ObserverEntry<Value> {
     UInt(bitPattern: ObjectIdentifier(object)) & ~flagMask
   }
 
+  /// The identity a word holds, without its flag bits.
+  @inline(__always)
+  fileprivate static func identity(inWord word: UInt) -> UInt {
+    word & ~(flagMask | mainActorBit)
+  }
+
+  /// Whether a word wants no pass: a removed entry, or a registration with neither option.
+  @inline(__always)
+  fileprivate static func isRemoved(word: UInt) -> Bool {
+    word & (oldBit | newBit) == 0
+  }
+
   @inline(__always)
   fileprivate static func bits(for options: ObservableOptions) -> UInt {
     (options.contains(.old) ? oldBit : 0) | (options.contains(.new) ? newBit : 0)
   }
 
-  @inline(__always) var identity: UInt { word & ~(Self.flagMask | Self.mainActorBit) }
+  @inline(__always) var identity: UInt { Self.identity(inWord: word) }
   @inline(__always) var isMainActorToken: Bool { word & Self.mainActorBit != 0 }
   @inline(__always) var kind: Kind { Kind(rawValue: word & Self.kindMask).unsafelyUnwrapped }
   @inline(__always) var isToken: Bool { word & Self.kindMask == Self.tokenKind }
-  @inline(__always) var isRemoved: Bool { word & (Self.oldBit | Self.newBit) == 0 }
+  @inline(__always) var isRemoved: Bool { Self.isRemoved(word: word) }
   @inline(__always) var wantsOld: Bool { word & Self.oldBit != 0 }
 
   @inline(__always) func wants(_ bit: UInt) -> Bool { word & bit != 0 }
@@ -205,12 +218,12 @@ extension ObserverEntry {
       callback: @escaping (Value, ObservableOptions) -> Void
     ) {
       self.owner = owner
-      self.word = Entry.identity(of: handle) | Kind.handle.rawValue | Entry.bits(for: options)
+      self.word = Entry.identity(of: handle) | Entry.handleKind | Entry.bits(for: options)
       self.callback = callback
     }
 
-    /// A ``Kind/token`` entry, which `token` must remove before it is deallocated.
-    /// A main-actor token registration (see ``mainActorBit``); only where the bit is not 0.
+    /// A main-actor ``Kind/token`` entry (see ``mainActorBit``), made only where the bit is not
+    /// 0: `token` removes it, and `mainActorHandle` delivers it when a round cannot call it.
     @inline(__always)
     init(
       token: AnyObject,
@@ -220,11 +233,11 @@ extension ObserverEntry {
     ) {
       self.owner = mainActorHandle
       self.word =
-        Entry.identity(of: token) | Kind.token.rawValue | Entry.bits(for: options)
-        | Entry.mainActorBit
+        Entry.identity(of: token) | Entry.tokenKind | Entry.bits(for: options) | Entry.mainActorBit
       self.callback = callback
     }
 
+    /// A ``Kind/token`` entry, which `token` must remove before it is deallocated.
     @inline(__always)
     init(
       token: AnyObject,
@@ -232,14 +245,17 @@ extension ObserverEntry {
       callback: @escaping (Value, ObservableOptions) -> Void
     ) {
       self.owner = nil
-      assert(Entry.tokenKind == Kind.token.rawValue)
-      self.word = Entry.identity(of: token) | Kind.token.rawValue | Entry.bits(for: options)
+      assert(
+        Entry.tokenKind == Kind.token.rawValue && Entry.handleKind == Kind.handle.rawValue
+          && Entry.replaceableKind == Kind.replaceable.rawValue,
+        "The kind literals disagree with `Kind`.")
+      self.word = Entry.identity(of: token) | Entry.tokenKind | Entry.bits(for: options)
       self.callback = callback
     }
 
     typealias Entry = ObserverEntry<Value>
 
-    @inline(__always) var identity: UInt { word & ~(Entry.flagMask | Entry.mainActorBit) }
-    @inline(__always) var isRemoved: Bool { word & (Entry.oldBit | Entry.newBit) == 0 }
+    @inline(__always) var identity: UInt { Entry.identity(inWord: word) }
+    @inline(__always) var isRemoved: Bool { Entry.isRemoved(word: word) }
   }
 }
