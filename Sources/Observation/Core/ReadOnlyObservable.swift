@@ -364,15 +364,20 @@ public class ReadOnlyObservable<Value> {
   // the draft. Each of those costs hundreds of instructions in this unspecialized code (generic
   // metadata look-ups, value witnesses), several times what appending costs.
   @inline(__always)
-  final func register(_ draft: NewEntry, replacing: Bool, initial: Callback?) {
+  final func register(_ draft: consuming NewEntry, replacing: Bool, initial: Callback?) {
     if initial == nil && !draft.isRemoved {
       lock.lock()
-      if state.role == .idle && !hasPending && gatesInProgress == 0 && observers.hasRoom
-        && !(replacing && observers.mayHoldReplaceable(draft.identity))
-      {
-        observers.appendAssumingRoom(draft)
-        lock.unlock()
-        return
+      if state.role == .idle && !hasPending && gatesInProgress == 0 {
+        if !replacing && observers.hasRoom {
+          observers.appendAssumingRoom(draft)
+          lock.unlock()
+          return
+        }
+        if replacing && observers.reserveIndexedSlot(for: draft.identity) {
+          observers.appendAssumingRoom(draft, indexed: true)
+          lock.unlock()
+          return
+        }
       }
       lock.unlock()
     }

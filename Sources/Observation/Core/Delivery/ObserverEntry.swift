@@ -42,6 +42,7 @@ struct ObserverEntry<Value> {
   // `Draft.init(token:options:callback:)` asserts that they agree.
   @inline(__always) static var tokenKind: UInt { 12 }
   @inline(__always) static var replaceableKind: UInt { 0 }
+  @inline(__always) static var ownedKind: UInt { 4 }
   @inline(__always) static var handleKind: UInt { 8 }
   /// The kind bits of the word, to compare with the `*Kind` literals: ``kind`` builds the
   /// generic nested enum, which costs a metadata look-up in unspecialized code.
@@ -54,7 +55,7 @@ struct ObserverEntry<Value> {
 
   /// The entry `draft` describes.
   init(_ draft: Draft) {
-    self.owner = draft.owner
+    self.owner = draft.owner?.takeUnretainedValue()
     self.word = draft.word
     self.callback = draft.callback
   }
@@ -70,8 +71,12 @@ struct ObserverEntry<Value> {
   /// it in goes through the entry's generic value witnesses after a metadata look-up (an entry
   /// holds a weak reference); assigning its fields needs neither.
   @inline(__always)
-  mutating func fill(with draft: Draft) {
-    owner = draft.owner
+  mutating func fill(with draft: consuming Draft) {
+    if let draftOwner = draft.owner {
+      draftOwner._withUnsafeGuaranteedRef { owner = $0 }
+    } else {
+      owner = nil
+    }
     word = draft.word
     callback = draft.callback
   }
@@ -186,11 +191,17 @@ struct ObserverEntry<Value> {
 }
 
 extension ObserverEntry {
-  /// A registration about to be added: what an entry holds, with a strong owner. Unlike an
-  /// entry, which holds a weak reference, a draft can be passed and copied in registers in this
-  /// unspecialized code, without looking up its generic metadata.
+  /// A registration about to be added: what an entry holds, with an unretained owner. Unlike
+  /// an entry, which holds a weak reference, a draft can be passed and copied in registers in
+  /// this unspecialized code, without looking up its generic metadata.
+  ///
+  /// A draft lives only for the registering call, and its maker keeps the owner alive for that
+  /// call: the owner is the call's own argument (`addObserver`, `observe(with:)`, a binding's
+  /// target), or the main-actor handle that the returned token holds. Holding it unretained
+  /// spares a retain and a release per registration; ``fill(with:)`` writes the weak reference
+  /// from it without either.
   struct Draft {
-    let owner: AnyObject?
+    let owner: Unmanaged<AnyObject>?
     let word: UInt
     let callback: (Value, ObservableOptions) -> Void
 
@@ -203,8 +214,17 @@ extension ObserverEntry {
       options: ObservableOptions,
       callback: @escaping (Value, ObservableOptions) -> Void
     ) {
-      self.owner = owner
-      self.word = Entry.identity(of: owner) | kind.rawValue | Entry.bits(for: options)
+      self.owner = .passUnretained(owner)
+      // `kind.rawValue` is a call in this unspecialized code; `kind` is a constant at each
+      // call site, so this switch folds away.
+      let kindBits: UInt =
+        switch kind {
+        case .replaceable: Entry.replaceableKind
+        case .owned: Entry.ownedKind
+        case .handle: Entry.handleKind
+        case .token: Entry.tokenKind
+        }
+      self.word = Entry.identity(of: owner) | kindBits | Entry.bits(for: options)
       self.callback = callback
     }
 
@@ -217,7 +237,7 @@ extension ObserverEntry {
       options: ObservableOptions,
       callback: @escaping (Value, ObservableOptions) -> Void
     ) {
-      self.owner = owner
+      self.owner = .passUnretained(owner)
       self.word = Entry.identity(of: handle) | Entry.handleKind | Entry.bits(for: options)
       self.callback = callback
     }
@@ -231,7 +251,7 @@ extension ObserverEntry {
       options: ObservableOptions,
       callback: @escaping (Value, ObservableOptions) -> Void
     ) {
-      self.owner = mainActorHandle
+      self.owner = .passUnretained(mainActorHandle)
       self.word =
         Entry.identity(of: token) | Entry.tokenKind | Entry.bits(for: options) | Entry.mainActorBit
       self.callback = callback
@@ -247,7 +267,8 @@ extension ObserverEntry {
       self.owner = nil
       assert(
         Entry.tokenKind == Kind.token.rawValue && Entry.handleKind == Kind.handle.rawValue
-          && Entry.replaceableKind == Kind.replaceable.rawValue,
+          && Entry.replaceableKind == Kind.replaceable.rawValue
+          && Entry.ownedKind == Kind.owned.rawValue,
         "The kind literals disagree with `Kind`.")
       self.word = Entry.identity(of: token) | Entry.tokenKind | Entry.bits(for: options)
       self.callback = callback

@@ -131,30 +131,37 @@ struct ObserverList<Value> {
   /// Whether ``appendAssumingRoom(_:)`` may be called: the buffer is not full.
   @inline(__always) var hasRoom: Bool { count < capacity }
 
-  /// Whether a replacing registration of the owner `identity` may find an entry to remove:
-  /// true until the owner index is built, then only when the index or the entries it does not
-  /// cover could hold one.
+  /// Reserves the next slot in the owner index for a replacing registration of the owner
+  /// `identity`, if that owner has no `addObserver` entry to replace and the buffer has room;
+  /// the caller then appends its entry with ``appendAssumingRoom(_:indexed:)``, `indexed: true`.
+  /// Returns false, changing nothing, when the registration must take the general path: the
+  /// buffer is full, the index is not built yet, entries outside it could match, or the owner
+  /// has an entry. One probe of the index both looks the owner up and records the new slot.
   @inline(__always)
-  func mayHoldReplaceable(_ identity: UInt) -> Bool {
-    !isIndexing || unindexedReplaceable > 0 || replaceableSlots[identity] != nil
+  mutating func reserveIndexedSlot(for identity: UInt) -> Bool {
+    count < capacity && isIndexing && unindexedReplaceable == 0
+      && replaceableSlots.insertIfAbsent(identity, slot: count)
   }
 
-  /// Appends `draft`'s entry to a buffer that ``hasRoom``.
+  /// Appends `draft`'s entry to a buffer that ``hasRoom``; `indexed` when
+  /// ``reserveIndexedSlot(for:)`` has already recorded it in the owner index.
   @inline(__always)
-  mutating func appendAssumingRoom(_ draft: Entry.Draft) {
+  mutating func appendAssumingRoom(_ draft: consuming Entry.Draft, indexed: Bool = false) {
     (base + count).pointee.fill(with: draft)
-    didAppend()
+    didAppend(indexed: indexed)
   }
 
   /// Counts and indexes the entry just written at `count`.
   @inline(__always)
-  private mutating func didAppend() {
+  private mutating func didAppend(indexed: Bool = false) {
     let entry = base + count
     switch entry.pointee.kindBits {
     case Entry.tokenKind:
       ObservationToken.setSlotHint(count, forIdentity: entry.pointee.identity)
     case Entry.replaceableKind:
-      if isIndexing && !replaceableSlots.insertIfAbsent(entry.pointee.identity, slot: count) {
+      if !indexed && isIndexing
+        && !replaceableSlots.insertIfAbsent(entry.pointee.identity, slot: count)
+      {
         unindexedReplaceable += 1
       }
     default:
