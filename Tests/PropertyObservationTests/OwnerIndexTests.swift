@@ -10,6 +10,7 @@ struct OwnerIndexTests {
     var generator = SplitMix64(seed: 7)
     for round in 0..<20 {
       var index = OwnerIndex()
+      defer { index.deallocate() }
       var reference: [UInt: Int] = [:]
       let keyRange = 1...(UInt(8 + round * 10))
       for step in 0..<4_000 {

@@ -59,6 +59,7 @@ struct ObserverList<Value> {
   mutating func deallocate() {
     base.deinitialize(count: capacity)  // the owning observable is in its deinit: no lock is held
     base.deallocate()
+    replaceableSlots.deallocate()
     count = 0
   }
 
