@@ -4,35 +4,91 @@ import Testing
 
 @Suite("Owner index")
 struct OwnerIndexTests {
-  @Test func randomInsertionsUpdatesAndRemovalsAgreeWithADictionary() {
+  @Test func randomInsertionsMovesAndRemovalsAgreeWithADictionary() {
     // Keys are 16-byte aligned like object addresses, from a small range so that probe runs
     // collide, wrap around the table and are shifted back by removals.
     var generator = SplitMix64(seed: 7)
     for round in 0..<20 {
       var index = OwnerIndex()
       defer { index.deallocate() }
-      var reference: [UInt: Int] = [:]
+      var slotOfKey: [UInt: Int] = [:]
+      // What the list's entries are to the index: the key at each mapped slot.
+      var keyAtSlot: [Int: UInt] = [:]
       let keyRange = 1...(UInt(8 + round * 10))
       for step in 0..<4_000 {
         let key = UInt.random(in: keyRange, using: &generator) * 16
-        if Bool.random(using: &generator) || reference.count > 300 {
-          index[key] = nil
-          reference[key] = nil
-        } else {
-          index[key] = step
-          reference[key] = step
+        let identityAt = { [keyAtSlot] (slot: Int) -> UInt in keyAtSlot[slot] ?? 0 }
+        switch UInt.random(in: 0..<3, using: &generator) {
+        case 0 where slotOfKey.count <= 300:
+          let added = index.insertIfAbsent(key, slot: step, identityAt: identityAt)
+          #expect(added == (slotOfKey[key] == nil))
+          if added {
+            slotOfKey[key] = step
+            keyAtSlot[step] = key
+          }
+        case 1:
+          if let slot = slotOfKey[key] {
+            let result1 = index.moveSlot(of: key, from: slot, to: step)
+            #expect(result1)
+            keyAtSlot[slot] = nil
+            keyAtSlot[step] = key
+            slotOfKey[key] = step
+          } else {
+            let result2 = index.moveSlot(of: key, from: step - 1, to: step)
+            #expect(!result2)
+          }
+        default:
+          if let slot = slotOfKey[key] {
+            let result3 = index.removeSlot(slot + 1, of: key)
+            #expect(!result3)
+            let result4 = index.removeSlot(slot, of: key)
+            #expect(result4)
+            slotOfKey[key] = nil
+            keyAtSlot[slot] = nil
+          } else {
+            let result5 = index.removeSlot(step, of: key)
+            #expect(!result5)
+          }
         }
-        #expect(index[key] == reference[key])
+        let identities = { [keyAtSlot] (slot: Int) -> UInt in keyAtSlot[slot] ?? 0 }
+        #expect(index.slot(of: key, identityAt: identities) == slotOfKey[key])
         guard step % 100 == 0 else { continue }
-        #expect(index.count == reference.count)
-        for probe in keyRange where index[probe * 16] != reference[probe * 16] {
+        #expect(index.count == slotOfKey.count)
+        for probe in keyRange
+        where index.slot(of: probe * 16, identityAt: identities) != slotOfKey[probe * 16] {
           Issue.record("round \(round), step \(step): key \(probe * 16) disagrees")
           return
         }
       }
-      #expect(
-        index.pairs.sorted { $0.identity < $1.identity }.map(\.slot)
-          == reference.sorted { $0.key < $1.key }.map(\.value))
+      #expect(index.slots.sorted() == slotOfKey.values.sorted())
     }
+  }
+
+  @Test func keysWhoseTagsCollideAreToldApartByTheirEntries() {
+    // The table keeps the upper 32 bits of each key's hash (the key times an odd multiplier):
+    // a second key whose hash is 16 more shares them, and is 16-byte aligned too.
+    let multiplier: UInt = 0x9E37_79B9_7F4A_7C15
+    var inverse = multiplier
+    for _ in 0..<6 { inverse = inverse &* (2 &- multiplier &* inverse) }
+    let first: UInt = 0x7F00_1234_5670
+    let second = first &+ 16 &* inverse
+    #expect(second != first && second % 16 == 0)
+    #expect(OwnerIndex.tag(of: first) == OwnerIndex.tag(of: second))
+    var index = OwnerIndex()
+    defer { index.deallocate() }
+    let keyAtSlot: [Int: UInt] = [0: first, 1: second]
+    let identityAt = { (slot: Int) -> UInt in keyAtSlot[slot] ?? 0 }
+    let result6 = index.insertIfAbsent(first, slot: 0, identityAt: identityAt)
+    #expect(result6)
+    let result7 = index.insertIfAbsent(second, slot: 1, identityAt: identityAt)
+    #expect(result7)
+    let result8 = index.insertIfAbsent(second, slot: 2, identityAt: identityAt)
+    #expect(!result8)
+    #expect(index.slot(of: first, identityAt: identityAt) == 0)
+    #expect(index.slot(of: second, identityAt: identityAt) == 1)
+    let result9 = index.removeSlot(0, of: first)
+    #expect(result9)
+    #expect(index.slot(of: first, identityAt: identityAt) == nil)
+    #expect(index.slot(of: second, identityAt: identityAt) == 1)
   }
 }

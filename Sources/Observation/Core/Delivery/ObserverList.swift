@@ -141,7 +141,7 @@ struct ObserverList<Value> {
   @inline(__always)
   mutating func reserveIndexedSlot(for identity: UInt) -> Bool {
     count < capacity && isIndexing && unindexedReplaceable == 0
-      && replaceableSlots.insertIfAbsent(identity, slot: count)
+      && replaceableSlots.insertIfAbsent(identity, slot: count, identityAt: { [base] in (base + $0).pointee.identity })
   }
 
   /// Appends `draft`'s entry to a buffer that ``hasRoom``; `indexed` when
@@ -161,7 +161,8 @@ struct ObserverList<Value> {
       ObservationToken.setSlotHint(count, forIdentity: entry.pointee.identity)
     case Entry.replaceableKind:
       if !indexed && isIndexing
-        && !replaceableSlots.insertIfAbsent(entry.pointee.identity, slot: count)
+        && !replaceableSlots.insertIfAbsent(
+          entry.pointee.identity, slot: count, identityAt: { [base] in (base + $0).pointee.identity })
       {
         unindexedReplaceable += 1
       }
@@ -213,9 +214,8 @@ struct ObserverList<Value> {
       switch (base + index).pointee.kind {
       case .token: break
       case .replaceable:
-        if replaceableSlots[(base + index).pointee.identity] == nil {
-          replaceableSlots[(base + index).pointee.identity] = index
-        } else {
+        let identity = (base + index).pointee.identity
+        if !replaceableSlots.insertIfAbsent(identity, slot: index, identityAt: { [base] in (base + $0).pointee.identity }) {
           unindexedReplaceable += 1
         }
       case .owned, .handle: ownedAndHandles += 1
@@ -228,7 +228,8 @@ struct ObserverList<Value> {
     let candidate: Int?
     switch selection {
     case .handle: candidate = hint
-    case .owner(let identity), .replaceable(let identity): candidate = replaceableSlots[identity]
+    case .owner(let identity), .replaceable(let identity):
+      candidate = replaceableSlots.slot(of: identity, identityAt: { [base] in (base + $0).pointee.identity })
     }
     guard let index = candidate, index >= 0, index < count, !(base + index).pointee.isRemoved,
       Entry.isSelected(base + index, by: selection)
@@ -254,9 +255,7 @@ struct ObserverList<Value> {
     case Entry.tokenKind: break
     case _ where !isIndexing: break
     case Entry.replaceableKind:
-      if replaceableSlots[entry.pointee.identity] == index {
-        replaceableSlots[entry.pointee.identity] = nil
-      } else {
+      if !replaceableSlots.removeSlot(index, of: entry.pointee.identity) {
         unindexedReplaceable -= 1
       }
     default:
@@ -311,9 +310,7 @@ struct ObserverList<Value> {
     case Entry.tokenKind:
       ObservationToken.setSlotHint(newIndex, forIdentity: entry.pointee.identity)
     case Entry.replaceableKind:
-      if replaceableSlots[entry.pointee.identity] == oldIndex {
-        replaceableSlots[entry.pointee.identity] = newIndex
-      }
+      replaceableSlots.moveSlot(of: entry.pointee.identity, from: oldIndex, to: newIndex)
     default:
       break
     }
@@ -358,14 +355,18 @@ struct ObserverList<Value> {
         switch (base + index).pointee.kind {
         case .token: break
         case .replaceable:
-          if replaceableSlots[(base + index).pointee.identity] != index { replaceable += 1 }
+          let identity = (base + index).pointee.identity
+          if replaceableSlots.slot(of: identity, identityAt: { [base] in (base + $0).pointee.identity }) != index {
+            replaceable += 1
+          }
         case .owned, .handle: others += 1
         }
       }
-      for (identity, index) in replaceableSlots.pairs {
+      for index in replaceableSlots.slots {
         precondition(
           index < count && !(base + index).pointee.isRemoved
-            && (base + index).pointee.identity == identity,
+            && (base + index).pointee.kindBits == Entry.replaceableKind
+            && replaceableSlots.slot(of: (base + index).pointee.identity, identityAt: { [base] in (base + $0).pointee.identity }) == index,
           "the owner index points at slot \(index), which is not that owner's entry")
       }
       precondition(replaceable == unindexedReplaceable, "unindexed count is off")
