@@ -129,6 +129,21 @@ struct ObserverList<Value> {
     return false
   }
 
+  /// Maps the owner `identity` to `slot` in the owner index unless it is mapped; returns
+  /// whether it was added. The index confirms a matching tag against the entry it points at.
+  @inline(__always)
+  private mutating func indexIfAbsent(_ identity: UInt, at slot: Int) -> Bool {
+    let base = base
+    return replaceableSlots.insertIfAbsent(identity, slot: slot) { (base + $0).pointee.identity }
+  }
+
+  /// The slot of the owner `identity`'s indexed `addObserver` entry, if the index has one.
+  @inline(__always)
+  private func indexedSlot(ofOwner identity: UInt) -> Int? {
+    let base = base
+    return replaceableSlots.slot(of: identity) { (base + $0).pointee.identity }
+  }
+
   /// Whether ``appendAssumingRoom(_:)`` may be called: the buffer is not full.
   @inline(__always) var hasRoom: Bool { count < capacity }
 
@@ -141,7 +156,7 @@ struct ObserverList<Value> {
   @inline(__always)
   mutating func reserveIndexedSlot(for identity: UInt) -> Bool {
     count < capacity && isIndexing && unindexedReplaceable == 0
-      && replaceableSlots.insertIfAbsent(identity, slot: count, identityAt: { [base] in (base + $0).pointee.identity })
+      && indexIfAbsent(identity, at: count)
   }
 
   /// Appends `draft`'s entry to a buffer that ``hasRoom``; `indexed` when
@@ -160,10 +175,7 @@ struct ObserverList<Value> {
     case Entry.tokenKind:
       ObservationToken.setSlotHint(count, forIdentity: entry.pointee.identity)
     case Entry.replaceableKind:
-      if !indexed && isIndexing
-        && !replaceableSlots.insertIfAbsent(
-          entry.pointee.identity, slot: count, identityAt: { [base] in (base + $0).pointee.identity })
-      {
+      if !indexed && isIndexing && !indexIfAbsent(entry.pointee.identity, at: count) {
         unindexedReplaceable += 1
       }
     default:
@@ -214,8 +226,7 @@ struct ObserverList<Value> {
       switch (base + index).pointee.kind {
       case .token: break
       case .replaceable:
-        let identity = (base + index).pointee.identity
-        if !replaceableSlots.insertIfAbsent(identity, slot: index, identityAt: { [base] in (base + $0).pointee.identity }) {
+        if !indexIfAbsent((base + index).pointee.identity, at: index) {
           unindexedReplaceable += 1
         }
       case .owned, .handle: ownedAndHandles += 1
@@ -229,7 +240,7 @@ struct ObserverList<Value> {
     switch selection {
     case .handle: candidate = hint
     case .owner(let identity), .replaceable(let identity):
-      candidate = replaceableSlots.slot(of: identity, identityAt: { [base] in (base + $0).pointee.identity })
+      candidate = indexedSlot(ofOwner: identity)
     }
     guard let index = candidate, index >= 0, index < count, !(base + index).pointee.isRemoved,
       Entry.isSelected(base + index, by: selection)
@@ -355,10 +366,7 @@ struct ObserverList<Value> {
         switch (base + index).pointee.kind {
         case .token: break
         case .replaceable:
-          let identity = (base + index).pointee.identity
-          if replaceableSlots.slot(of: identity, identityAt: { [base] in (base + $0).pointee.identity }) != index {
-            replaceable += 1
-          }
+          if indexedSlot(ofOwner: (base + index).pointee.identity) != index { replaceable += 1 }
         case .owned, .handle: others += 1
         }
       }
@@ -366,7 +374,7 @@ struct ObserverList<Value> {
         precondition(
           index < count && !(base + index).pointee.isRemoved
             && (base + index).pointee.kindBits == Entry.replaceableKind
-            && replaceableSlots.slot(of: (base + index).pointee.identity, identityAt: { [base] in (base + $0).pointee.identity }) == index,
+            && indexedSlot(ofOwner: (base + index).pointee.identity) == index,
           "the owner index points at slot \(index), which is not that owner's entry")
       }
       precondition(replaceable == unindexedReplaceable, "unindexed count is off")
