@@ -32,6 +32,7 @@ struct ReleaseOutsideLockTests {
       derived.bind(to: target, \.payload)
       var tokens: [ObservationToken] = []
       var driven: [Target] = []
+      let persistent = Target()
       for round in 1...20 {
         let captured = Payload(-round)
         tokens.append(source.observe { _, _ in withExtendedLifetime(captured) {} })
@@ -46,6 +47,10 @@ struct ReleaseOutsideLockTests {
           let owner = Target()
           source.addObserver(owner) { _, _ in withExtendedLifetime(captured) {} }
         }
+        // Replaces its registration from the round before: that closure, the only holder of
+        // its payload, is released by the registering call.
+        let replaced = Payload(-1000 - round)
+        source.addObserver(persistent) { _, _ in withExtendedLifetime(replaced) {} }
         withObservationTransaction {
           source.value = Payload(round)
           source.value = Payload(round + 100)
@@ -60,6 +65,7 @@ struct ReleaseOutsideLockTests {
       }
       tokens.removeAll()
       driven.removeAll()
+      withExtendedLifetime(persistent) {}
       source.value = Payload(0)
       main.runAll()
     }

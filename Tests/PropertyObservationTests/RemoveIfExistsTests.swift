@@ -20,6 +20,35 @@ struct RemoveIfExistsTests {
     #expect(source.observerCount == 1)
   }
 
+  @Test func replacingAmongManyOwnersReleasesTheOldClosureAtOnceAndMovesToTheEnd() {
+    let source = Observable(0)
+    let labels = (0..<10).map { _ in Label() }
+    var calls: [Int] = []
+    for (number, label) in labels.enumerated() {
+      source.addObserver(label) { _, _ in calls.append(number) }
+    }
+    final class Capture {}
+    weak var released: Capture?
+    do {
+      let capture = Capture()
+      released = capture
+      source.addObserver(labels[3]) { _, _ in withExtendedLifetime(capture) { calls.append(3) } }
+    }
+    #expect(released != nil)
+    // Replaced again, several times: each replacement lets go of the closure it replaces.
+    for _ in 0..<5 {
+      source.addObserver(labels[3]) { _, _ in calls.append(3) }
+      #expect(released == nil)
+    }
+    source.value = 1
+    #expect(calls == [0, 1, 2, 4, 5, 6, 7, 8, 9, 3])
+    #expect(source.observerCount == 10)
+    source.removeObserver(labels[3])
+    calls = []
+    source.value = 2
+    #expect(calls == [0, 1, 2, 4, 5, 6, 7, 8, 9])
+  }
+
   @Test func addObserverWithoutRemoveIfExistsKeepsTheEarlierRegistration() {
     let source = Observable(0)
     let label = Label()

@@ -373,9 +373,14 @@ public class ReadOnlyObservable<Value> {
           lock.unlock()
           return
         }
-        if replacing && observers.reserveIndexedSlot(for: draft.identity) {
+        var replaced: Callback?
+        if replacing && observers.reserveSlot(replacingEntryOf: draft.identity, replaced: &replaced)
+        {
           observers.appendAssumingRoom(draft, indexed: true)
           lock.unlock()
+          Lock.assertNotHeld()
+          // Released here, after unlocking: what the replaced closure captured may run a deinit.
+          replaced = nil
           return
         }
       }

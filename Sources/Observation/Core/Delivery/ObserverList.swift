@@ -129,6 +129,36 @@ struct ObserverList<Value> {
     return false
   }
 
+  /// Reserves the next slot in the owner index for a replacing (`addObserver`) registration of
+  /// the owner `identity`; the caller then appends its entry with
+  /// ``appendAssumingRoom(_:indexed:)``, `indexed: true`. If the owner has an `addObserver` entry,
+  /// it is marked removed and its closure moved to `replaced`, to be released after unlocking.
+  /// Only while no round runs: a round may be calling the replaced closure.
+  ///
+  /// Returns false, changing nothing, when the registration must take the general path: the
+  /// buffer is full, the index is not built yet, `addObserver` entries outside it could match,
+  /// or the removal would leave half the buffer marked (the general path compacts then). For a
+  /// new owner, one probe of the index both looks it up and records the new slot.
+  ///
+  /// Replacing an owner's registration is common (a view re-registering as it reappears, a new
+  /// owner at a dead one's address), and the general path pays for a list of released closures
+  /// in this unspecialized code: several generic metadata look-ups.
+  @inline(__always)
+  mutating func reserveSlot(replacingEntryOf identity: UInt, replaced: inout Callback?) -> Bool {
+    guard count < capacity && isIndexing && unindexedReplaceable == 0 else { return false }
+    if indexIfAbsent(identity, at: count) { return true }
+    guard (markedCount + 1) * 2 < count, let slot = indexedSlot(ofOwner: identity) else {
+      return false
+    }
+    markRemoved(at: slot)
+    replaced = takeCallback(at: slot)
+    // Its only `addObserver` entry is gone (every other one would be in the index, or counted
+    // in `unindexedReplaceable`), so this cannot fail.
+    let added = indexIfAbsent(identity, at: count)
+    assert(added, "The owner still had an indexed entry after its only one was removed.")
+    return true
+  }
+
   /// Maps the owner `identity` to `slot` in the owner index unless it is mapped; returns
   /// whether it was added. The index confirms a matching tag against the entry it points at.
   @inline(__always)
@@ -147,20 +177,8 @@ struct ObserverList<Value> {
   /// Whether ``appendAssumingRoom(_:)`` may be called: the buffer is not full.
   @inline(__always) var hasRoom: Bool { count < capacity }
 
-  /// Reserves the next slot in the owner index for a replacing registration of the owner
-  /// `identity`, if that owner has no `addObserver` entry to replace and the buffer has room;
-  /// the caller then appends its entry with ``appendAssumingRoom(_:indexed:)``, `indexed: true`.
-  /// Returns false, changing nothing, when the registration must take the general path: the
-  /// buffer is full, the index is not built yet, entries outside it could match, or the owner
-  /// has an entry. One probe of the index both looks the owner up and records the new slot.
-  @inline(__always)
-  mutating func reserveIndexedSlot(for identity: UInt) -> Bool {
-    count < capacity && isIndexing && unindexedReplaceable == 0
-      && indexIfAbsent(identity, at: count)
-  }
-
   /// Appends `draft`'s entry to a buffer that ``hasRoom``; `indexed` when
-  /// ``reserveIndexedSlot(for:)`` has already recorded it in the owner index.
+  /// ``reserveSlot(replacingEntryOf:replaced:)`` has already recorded it in the owner index.
   @inline(__always)
   mutating func appendAssumingRoom(_ draft: consuming Entry.Draft, indexed: Bool = false) {
     (base + count).pointee.fill(with: draft)
