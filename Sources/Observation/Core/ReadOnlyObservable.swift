@@ -373,6 +373,11 @@ public class ReadOnlyObservable<Value> {
           lock.unlock()
           return
         }
+        if replacing && observers.reserveIndexedSlot(for: draft.identity) {
+          observers.appendAssumingRoom(draft, indexed: true)
+          lock.unlock()
+          return
+        }
         var replaced: Callback?
         if replacing && observers.reserveSlot(replacingEntryOf: draft.identity, replaced: &replaced)
         {

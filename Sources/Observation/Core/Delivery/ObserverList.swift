@@ -130,26 +130,33 @@ struct ObserverList<Value> {
   }
 
   /// Reserves the next slot in the owner index for a replacing (`addObserver`) registration of
-  /// the owner `identity`; the caller then appends its entry with
-  /// ``appendAssumingRoom(_:indexed:)``, `indexed: true`. If the owner has an `addObserver` entry,
-  /// it is marked removed and its closure moved to `replaced`, to be released after unlocking.
-  /// Only while no round runs: a round may be calling the replaced closure.
-  ///
-  /// Returns false, changing nothing, when the registration must take the general path: the
-  /// buffer is full, the index is not built yet, `addObserver` entries outside it could match,
-  /// or the removal would leave half the buffer marked (the general path compacts then). For a
-  /// new owner, one probe of the index both looks it up and records the new slot.
+  /// the owner `identity`, if that owner has no `addObserver` entry to replace; the caller then
+  /// appends its entry with ``appendAssumingRoom(_:indexed:)``, `indexed: true`. Returns false,
+  /// changing nothing, when the owner has such an entry (see
+  /// ``reserveSlot(replacingEntryOf:replaced:)``) or the registration must take the general
+  /// path: the buffer is full, the index is not built yet, or `addObserver` entries outside it
+  /// could match. One probe of the index both looks the owner up and records the new slot.
+  @inline(__always)
+  mutating func reserveIndexedSlot(for identity: UInt) -> Bool {
+    count < capacity && isIndexing && unindexedReplaceable == 0
+      && indexIfAbsent(identity, at: count)
+  }
+
+  /// ``reserveIndexedSlot(for:)`` for an owner that has one `addObserver` entry: that entry is
+  /// marked removed and its closure moved to `replaced`, to be released after unlocking. Only
+  /// while no round runs: a round may be calling the replaced closure. Returns false, changing
+  /// nothing, under the conditions of ``reserveIndexedSlot(for:)``, or when the removal would
+  /// leave half the buffer marked (the general path compacts then).
   ///
   /// Replacing an owner's registration is common (a view re-registering as it reappears, a new
   /// owner at a dead one's address), and the general path pays for a list of released closures
-  /// in this unspecialized code: several generic metadata look-ups.
-  @inline(__always)
+  /// in this unspecialized code: several generic metadata look-ups. Not inlined: it is the less
+  /// common case, and the new owner's path stays small.
+  @inline(never)
   mutating func reserveSlot(replacingEntryOf identity: UInt, replaced: inout Callback?) -> Bool {
-    guard count < capacity && isIndexing && unindexedReplaceable == 0 else { return false }
-    if indexIfAbsent(identity, at: count) { return true }
-    guard (markedCount + 1) * 2 < count, let slot = indexedSlot(ofOwner: identity) else {
-      return false
-    }
+    guard count < capacity && isIndexing && unindexedReplaceable == 0,
+      (markedCount + 1) * 2 < count, let slot = indexedSlot(ofOwner: identity)
+    else { return false }
     markRemoved(at: slot)
     replaced = takeCallback(at: slot)
     // Its only `addObserver` entry is gone (every other one would be in the index, or counted
@@ -178,7 +185,8 @@ struct ObserverList<Value> {
   @inline(__always) var hasRoom: Bool { count < capacity }
 
   /// Appends `draft`'s entry to a buffer that ``hasRoom``; `indexed` when
-  /// ``reserveSlot(replacingEntryOf:replaced:)`` has already recorded it in the owner index.
+  /// ``reserveIndexedSlot(for:)`` or ``reserveSlot(replacingEntryOf:replaced:)`` has already
+  /// recorded it in the owner index.
   @inline(__always)
   mutating func appendAssumingRoom(_ draft: consuming Entry.Draft, indexed: Bool = false) {
     (base + count).pointee.fill(with: draft)
