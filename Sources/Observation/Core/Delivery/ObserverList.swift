@@ -17,7 +17,8 @@
 /// removal): a token whose removal is still pending may already be deallocated.
 ///
 /// Not thread-safe: ``Observable`` guards it with its lock and its delivering-thread rule.
-struct ObserverList<Value> {
+/// Noncopyable: it owns its buffer and its owner index, which ``deallocate()`` frees once.
+struct ObserverList<Value>: ~Copyable {
   typealias Entry = ObserverEntry<Value>
 
   private(set) var base: UnsafeMutablePointer<Entry>

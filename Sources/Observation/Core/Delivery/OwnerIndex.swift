@@ -15,7 +15,9 @@
 ///
 /// Each slot is in one bucket at most, so a bucket found by its tag and its slot is that
 /// entry's, without a confirmation: moves and removals of a known slot use that.
-struct OwnerIndex {
+///
+/// Noncopyable, like its list: it owns its table, which ``deallocate()`` frees once.
+struct OwnerIndex: ~Copyable {
   /// One bucket; all zero when empty.
   private struct Bucket {
     var tag: UInt32
