@@ -356,13 +356,14 @@ public class ReadOnlyObservable<Value> {
 
   // MARK: - Registration and removal (shared by every way of observing)
 
-  /// Adds `entry` and delivers `.initial` through `initial`. A registration with neither `.old`
-  /// nor `.new` is not kept, but still replaces the owner's earlier registrations.
-  // Inlined into each way of registering, with the common case first: nothing to replace, no
-  // `.initial`, no round running and room in the buffer. That case needs no propagation, no
-  // list of closures to release, no call on the list and no entry value: it fills a slot from
-  // the draft. Each of those costs hundreds of instructions in this unspecialized code (generic
-  // metadata look-ups, value witnesses), several times what appending costs.
+  /// Adds `draft`'s entry and delivers `.initial` through `initial`. A registration with neither
+  /// `.old` nor `.new` is not kept, but still replaces the owner's earlier registrations.
+  // Inlined into each way of registering, with the common cases first: no `.initial`, no round
+  // running, room in the buffer, and nothing to replace (or, out of line, one indexed entry of
+  // the owner to replace). They need no propagation, no list of closures to release, no call on
+  // the list and no entry value: they fill a slot from the draft. Each of those costs hundreds of
+  // instructions in this unspecialized code (generic metadata look-ups, value witnesses),
+  // several times what appending costs.
   @inline(__always)
   final func register(_ draft: consuming NewEntry, replacing: Bool, initial: Callback?) {
     if initial == nil && !draft.isRemoved {
