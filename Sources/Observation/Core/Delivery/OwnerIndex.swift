@@ -33,8 +33,13 @@ struct OwnerIndex: ~Copyable {
   private(set) var count = 0
   /// 32 minus the table's bit width: a tag shifted right by it is the tag's home bucket.
   private var homeShift: UInt32 = 32
-  /// Fibonacci hashing: the golden ratio in fixed point, cut to the word.
-  private static var multiplier: UInt { UInt(truncatingIfNeeded: 0x9E37_79B9_7F4A_7C15 as UInt64) }
+  /// Fibonacci hashing: 2^w divided by the golden ratio, for a word of w bits (odd, so that the
+  /// hash is a bijection of the word).
+  static var multiplier: UInt {
+    UInt.bitWidth == 64
+      ? UInt(truncatingIfNeeded: 0x9E37_79B9_7F4A_7C15 as UInt64)
+      : UInt(truncatingIfNeeded: 0x9E37_79B9 as UInt64)
+  }
 
   /// Frees the table; the index must not be used afterwards.
   mutating func deallocate() {
@@ -68,7 +73,8 @@ struct OwnerIndex: ~Copyable {
     _ identity: UInt, slot: Int, identityAt: (Int) -> UInt
   ) -> Bool {
     precondition(
-      slot < Int(UInt32.max), "An observable holds fewer than 4 294 967 295 registrations.")
+      UInt64(slot) < UInt64(UInt32.max),
+      "An observable holds fewer than 4 294 967 295 registrations.")
     if (count &+ 1) &* 4 > capacity &* 3 { grow() }
     guard let buckets else { preconditionFailure("grow() allocates the table") }
     let tag = Self.tag(of: identity)
@@ -146,7 +152,9 @@ struct OwnerIndex: ~Copyable {
 
   @inline(__always)
   static func tag(of identity: UInt) -> UInt32 {
-    UInt32(truncatingIfNeeded: UInt64(truncatingIfNeeded: identity &* multiplier) >> 32)
+    // The upper 32 bits of the hash: the best mixed ones. On a 32-bit platform that is the whole
+    // hash, a bijection, so tags never collide there.
+    UInt32(truncatingIfNeeded: (identity &* multiplier) >> UInt(UInt.bitWidth - 32))
   }
 
   @inline(__always)
@@ -158,7 +166,8 @@ struct OwnerIndex: ~Copyable {
   /// table has room, so no check of the insertion path is needed, and a tag gives its home.
   private mutating func grow() {
     let newCapacity = max(16, capacity * 2)
-    precondition(newCapacity <= 1 << 32, "The owner index is limited to 2^32 buckets.")
+    precondition(
+      newCapacity.trailingZeroBitCount <= 32, "The owner index is limited to 2^32 buckets.")
     let newShift = UInt32(32 - newCapacity.trailingZeroBitCount)
     let grown = UnsafeMutablePointer<Bucket>.allocate(capacity: newCapacity)
     grown.initialize(repeating: Bucket(tag: 0, slotPlusOne: 0), count: newCapacity)
