@@ -501,10 +501,10 @@ public class ReadOnlyObservable<Value> {
     pending.updateEach { event in
       switch event {
       case .add(var entry) where entry.isSelected(by: selection):
-        released.append(entry.takeCallback())
+        released.append(entry.takeCallback(leaving: observers.vacantCallback))
         return .cancelled
       case .gated(let gate) where gate.entry.isSelected(by: selection):
-        gate.cancel(released: &released)
+        gate.cancel(released: &released, leaving: observers.vacantCallback)
         return event
       default:
         return event
@@ -514,7 +514,7 @@ public class ReadOnlyObservable<Value> {
 
   private func cancelReachedGates(_ selection: Selection, released: inout [Callback]) {
     for gate in reachedGates + catchingUp where gate.entry.isSelected(by: selection) {
-      gate.cancel(released: &released)
+      gate.cancel(released: &released, leaving: observers.vacantCallback)
     }
   }
 
@@ -643,7 +643,7 @@ public class ReadOnlyObservable<Value> {
           if !gate.entry.isRemoved {
             observers.append(gate.entry, released: &released)
           } else {
-            released.append(gate.takeCallback())
+            released.append(gate.takeCallback(leaving: observers.vacantCallback))
           }
         } else {
           reachedGates.append(gate)
@@ -708,7 +708,7 @@ public class ReadOnlyObservable<Value> {
       if !gate.isCancelled, entry.isLive {
         observable.observers.append(entry, released: &released)
       } else {
-        released.append(gate.takeCallback())
+        released.append(gate.takeCallback(leaving: observable.observers.vacantCallback))
       }
       gate.backlog = []
       observable.catchingUp.removeAll { $0 === gate }
@@ -1021,15 +1021,23 @@ private final class Gate<Value> {
     backlog.append((oldValue, newValue))
   }
 
-  func cancel(released: inout [(Value, ObservableOptions) -> Void]) {
+  /// Cancels the gate; unless the deliverer may be calling its closure, moves the closure to
+  /// `released`, leaving `vacant`.
+  func cancel(
+    released: inout [(Value, ObservableOptions) -> Void],
+    leaving vacant: @escaping (Value, ObservableOptions) -> Void
+  ) {
     isCancelled = true
     entry.markRemoved()
     if isOpen { return }  // the deliverer may be calling it; it is released when caught up
-    released.append(entry.takeCallback())
+    released.append(entry.takeCallback(leaving: vacant))
   }
 
-  func takeCallback() -> (Value, ObservableOptions) -> Void {
-    entry.takeCallback()
+  /// The entry's closure, leaving `vacant` (see ``ObserverEntry/takeCallback(leaving:)``).
+  func takeCallback(
+    leaving vacant: @escaping (Value, ObservableOptions) -> Void
+  ) -> (Value, ObservableOptions) -> Void {
+    entry.takeCallback(leaving: vacant)
   }
 }
 

@@ -165,21 +165,16 @@ struct ObserverEntry<Value> {
     word &= ~(Self.oldBit | Self.newBit)
   }
 
-  /// Puts `replacement` in place of the closure and returns the closure.
+  /// Takes the closure out of a removed entry, leaving `vacant` (its list's shared closure that
+  /// does nothing: a closure literal here would allocate its context), so that its owner can
+  /// release it (and whatever it captured, whose deinit is user code) after unlocking. Only safe
+  /// while no round runs, or for an entry the round has passed: a round may be executing this
+  /// very closure.
   @inline(__always)
-  mutating func swapCallback(_ replacement: @escaping (Value, ObservableOptions) -> Void)
+  mutating func takeCallback(leaving vacant: @escaping (Value, ObservableOptions) -> Void)
     -> (Value, ObservableOptions) -> Void
   {
-    defer { callback = replacement }
-    return callback
-  }
-
-  /// Takes the closure out of a removed entry, so that its owner can release it (and whatever it
-  /// captured, whose deinit is user code) after unlocking. Only safe while no round runs, or for
-  /// an entry the round has passed: a round may be executing this very closure.
-  @inline(__always)
-  mutating func takeCallback() -> (Value, ObservableOptions) -> Void {
-    defer { callback = { _, _ in } }
+    defer { callback = vacant }
     return callback
   }
 

@@ -45,9 +45,10 @@ struct ObserverList<Value>: ~Copyable {
   /// Live `observe(with:)` and binding entries (never indexed).
   private var ownedAndHandles = 0
 
-  /// The closure of vacant slots and of removed entries: one per list, since a closure literal
-  /// in this generic code allocates its context each time it is evaluated.
-  private let vacantCallback: Callback
+  /// The closure of vacant slots and of removed entries, also in the observable's queues: one
+  /// per list, since a closure literal in this generic code allocates its context each time it
+  /// is evaluated.
+  let vacantCallback: Callback
 
   init() {
     capacity = 4
@@ -77,7 +78,7 @@ struct ObserverList<Value>: ~Copyable {
   /// passed: a round may be executing this very closure.
   @inline(__always)
   mutating func takeCallback(at index: Int) -> Callback {
-    (base + index).pointee.swapCallback(vacantCallback)
+    (base + index).pointee.takeCallback(leaving: vacantCallback)
   }
 
   /// Appends `draft`'s entry, making room first (see ``makeRoom(released:)``).
