@@ -140,8 +140,14 @@ struct ObserverList<Value>: ~Copyable {
   /// could match. One probe of the index both looks the owner up and records the new slot.
   @inline(__always)
   mutating func reserveIndexedSlot(for identity: UInt) -> Bool {
+    canReserveIndexedSlot && indexIfAbsent(identity, at: count)
+  }
+
+  /// Whether a replacing registration may reserve its slot in the owner index: the buffer has
+  /// room, and the index is built and covers every `addObserver` entry.
+  @inline(__always)
+  private var canReserveIndexedSlot: Bool {
     count < capacity && isIndexing && unindexedReplaceable == 0
-      && indexIfAbsent(identity, at: count)
   }
 
   /// ``reserveIndexedSlot(for:)`` for an owner that has one `addObserver` entry: that entry is
@@ -156,8 +162,8 @@ struct ObserverList<Value>: ~Copyable {
   /// common case, and the new owner's path stays small.
   @inline(never)
   mutating func reserveSlot(replacingEntryOf identity: UInt, replaced: inout Callback?) -> Bool {
-    guard count < capacity && isIndexing && unindexedReplaceable == 0,
-      (markedCount + 1) * 2 < count, let slot = indexedSlot(ofOwner: identity)
+    guard canReserveIndexedSlot, (markedCount + 1) * 2 < count,
+      let slot = indexedSlot(ofOwner: identity)
     else { return false }
     markRemoved(at: slot)
     replaced = takeCallback(at: slot)

@@ -55,16 +55,10 @@ struct OwnerIndex: ~Copyable {
   func slot(of identity: UInt, identityAt: (Int) -> UInt) -> Int? {
     guard count > 0, let buckets else { return nil }
     let tag = Self.tag(of: identity)
-    let mask = capacity &- 1
-    var bucket = home(of: tag)
-    while buckets[bucket].slotPlusOne != 0 {
-      if buckets[bucket].tag == tag {
-        let slot = Int(buckets[bucket].slotPlusOne) &- 1
-        if identityAt(slot) == identity { return slot }
-      }
-      bucket = (bucket &+ 1) & mask
+    let probe = probeRun(of: tag, in: buckets) {
+      $0.tag == tag && identityAt(Int($0.slotPlusOne) &- 1) == identity
     }
-    return nil
+    return probe.found ? Int(buckets[probe.bucket].slotPlusOne) &- 1 : nil
   }
 
   /// Maps `identity` to `slot` unless it is already mapped; returns whether it was added.
@@ -78,17 +72,11 @@ struct OwnerIndex: ~Copyable {
     if (count &+ 1) &* 4 > capacity &* 3 { grow() }
     guard let buckets else { preconditionFailure("grow() allocates the table") }
     let tag = Self.tag(of: identity)
-    let mask = capacity &- 1
-    var bucket = home(of: tag)
-    while buckets[bucket].slotPlusOne != 0 {
-      if buckets[bucket].tag == tag
-        && identityAt(Int(buckets[bucket].slotPlusOne) &- 1) == identity
-      {
-        return false
-      }
-      bucket = (bucket &+ 1) & mask
+    let probe = probeRun(of: tag, in: buckets) {
+      $0.tag == tag && identityAt(Int($0.slotPlusOne) &- 1) == identity
     }
-    buckets[bucket] = Bucket(tag: tag, slotPlusOne: UInt32(truncatingIfNeeded: slot &+ 1))
+    guard !probe.found else { return false }
+    buckets[probe.bucket] = Bucket(tag: tag, slotPlusOne: UInt32(truncatingIfNeeded: slot &+ 1))
     count &+= 1
     return true
   }
@@ -141,13 +129,25 @@ struct OwnerIndex: ~Copyable {
     guard count > 0, let buckets else { return nil }
     let tag = Self.tag(of: identity)
     let slotPlusOne = UInt32(truncatingIfNeeded: slot &+ 1)
+    let probe = probeRun(of: tag, in: buckets) {
+      $0.tag == tag && $0.slotPlusOne == slotPlusOne
+    }
+    return probe.found ? probe.bucket : nil
+  }
+
+  /// Walks `tag`'s probe run from its home bucket: the first bucket that `matches`, or else the
+  /// empty bucket that ends the run (`found` false), where a new key of that tag goes.
+  @inline(__always)
+  private func probeRun(
+    of tag: UInt32, in buckets: UnsafeMutablePointer<Bucket>, matches: (Bucket) -> Bool
+  ) -> (bucket: Int, found: Bool) {
     let mask = capacity &- 1
     var bucket = home(of: tag)
     while buckets[bucket].slotPlusOne != 0 {
-      if buckets[bucket].tag == tag && buckets[bucket].slotPlusOne == slotPlusOne { return bucket }
+      if matches(buckets[bucket]) { return (bucket, true) }
       bucket = (bucket &+ 1) & mask
     }
-    return nil
+    return (bucket, false)
   }
 
   @inline(__always)
@@ -159,7 +159,13 @@ struct OwnerIndex: ~Copyable {
 
   @inline(__always)
   private func home(of tag: UInt32) -> Int {
-    Int(truncatingIfNeeded: UInt64(tag) >> UInt64(homeShift))
+    Self.home(of: tag, shift: homeShift)
+  }
+
+  /// The home bucket of `tag` in a table whose bit width is 32 minus `shift`.
+  @inline(__always)
+  private static func home(of tag: UInt32, shift: UInt32) -> Int {
+    Int(truncatingIfNeeded: UInt64(tag) >> UInt64(shift))
   }
 
   /// Doubles the table, placing each bucket directly: every bucket is distinct and the new
@@ -174,7 +180,7 @@ struct OwnerIndex: ~Copyable {
     let mask = newCapacity &- 1
     if let buckets {
       for index in 0..<capacity where buckets[index].slotPlusOne != 0 {
-        var bucket = Int(truncatingIfNeeded: UInt64(buckets[index].tag) >> UInt64(newShift))
+        var bucket = Self.home(of: buckets[index].tag, shift: newShift)
         while grown[bucket].slotPlusOne != 0 { bucket = (bucket &+ 1) & mask }
         grown[bucket] = buckets[index]
       }
