@@ -33,40 +33,46 @@ enum CallbackIsolation {
   /// parameter did), so it must never run outside it: the main-actor and actor forms only call
   /// it on their executor. A call that waits in a lane is dropped if `owner` has died meanwhile,
   /// or if the registration ended and released the returned closure.
-  // Inlined, with the nonisolated case first: it is every registration from nonisolated code,
-  // and a call here cost a tenth of such a registration.
+  // Inlined: the nonisolated case is every registration from nonisolated code, and a call here
+  // cost a tenth of such a registration. The other cases build lanes and stay out of line.
   @inline(__always)
   func confine<Value>(
     _ callback: @escaping (Value, ObservableOptions) -> Void,
     owner: AnyObject?,
     on observable: ReadOnlyObservable<Value>
   ) -> (Value, ObservableOptions) -> Void {
-    if case .delivering = self { return callback }
-    return confineToActor(callback, owner: owner, on: observable)
+    switch self {
+    case .delivering: callback
+    case .mainActor: Self.confineToMainActor(callback, owner: owner, on: observable)
+    case .actor(let actor): Self.confine(callback, owner: owner, to: actor)
+    }
   }
 
-  /// ``confine(_:owner:on:)`` for the main actor and other actors.
+  /// ``confine(_:owner:on:)`` for the main actor: through the observable's main-actor lane.
   @inline(never)
-  private func confineToActor<Value>(
+  private static func confineToMainActor<Value>(
     _ callback: @escaping (Value, ObservableOptions) -> Void,
     owner: AnyObject?,
     on observable: ReadOnlyObservable<Value>
   ) -> (Value, ObservableOptions) -> Void {
-    switch self {
-    case .delivering:
-      return callback
-    case .mainActor:
-      let handle = MainActorHandle(callback, owner: owner, lane: observable.mainActorLane())
-      // A closure rather than the method reference: the check of `dispatch` is inlined into it.
-      return { value, option in handle.dispatch(value, option) }
-    case .actor(let actor):
-      let target = ConfinedCallback(callback, owner: owner)
-      let lane = ActorLane<Call<Value>>(actor: actor) { [weak target] call in
-        target?.run(call)
-      }
-      return { value, option in
-        withExtendedLifetime(target) { lane.submit(Call(value: value, option: option)) }
-      }
+    let handle = MainActorHandle(callback, owner: owner, lane: observable.mainActorLane())
+    // A closure rather than the method reference: the check of `dispatch` is inlined into it.
+    return { value, option in handle.dispatch(value, option) }
+  }
+
+  /// ``confine(_:owner:on:)`` for another actor: through a lane of its own on `actor`.
+  @inline(never)
+  private static func confine<Value>(
+    _ callback: @escaping (Value, ObservableOptions) -> Void,
+    owner: AnyObject?,
+    to actor: any Actor
+  ) -> (Value, ObservableOptions) -> Void {
+    let target = ConfinedCallback(callback, owner: owner)
+    let lane = ActorLane<Call<Value>>(actor: actor) { [weak target] call in
+      target?.run(call)
+    }
+    return { value, option in
+      withExtendedLifetime(target) { lane.submit(Call(value: value, option: option)) }
     }
   }
 }
