@@ -155,3 +155,26 @@ private final class Tracker {
     counter.count += 1
   }
 }
+
+extension RegistrationAtScaleTests {
+  @Test func registrationsQueuedDuringARoundAreAllAppendedAndCalledInOrder() {
+    // A round queues the registrations made by its callbacks and appends them when it ends:
+    // a thousand of them cross the list's prepared slots several times over (debug builds
+    // check the list's counters after every round).
+    let source = Observable(0)
+    let owners = (0..<1_000).map { _ in TextOwner() }
+    var order: [Int] = []
+    let starter = TextOwner()
+    source.addObserver(starter) { value, _ in
+      guard value == 1 else { return }
+      for (id, owner) in owners.enumerated() {
+        source.addObserver(owner) { _, _ in order.append(id) }
+      }
+    }
+    source.value = 1
+    #expect(order.isEmpty, "registrations made during a round are not called by it")
+    source.value = 2
+    #expect(order == Array(owners.indices))
+    #expect(source.observerCount == owners.count + 1)
+  }
+}
