@@ -156,15 +156,15 @@ struct ObserverList<Value>: ~Copyable {
   /// appends its entry with ``appendAssumingRoom(_:indexed:)``, `indexed: true`. Returns false,
   /// changing nothing, when the owner has such an entry (see
   /// ``reserveSlot(replacingEntryOf:replaced:)``) or the registration must take the general
-  /// path: the buffer is full, the index is not built yet, or `addObserver` entries outside it
+  /// path: no vacant slot is ready, the index is not built yet, or `addObserver` entries outside it
   /// could match. One probe of the index both looks the owner up and records the new slot.
   @inline(__always)
   mutating func reserveIndexedSlot(for identity: UInt) -> Bool {
     canReserveIndexedSlot && indexIfAbsent(identity, at: count)
   }
 
-  /// Whether a replacing registration may reserve its slot in the owner index: the buffer has
-  /// room, and the index is built and covers every `addObserver` entry.
+  /// Whether a replacing registration may reserve its slot in the owner index: a vacant slot is
+  /// ready, and the index is built and covers every `addObserver` entry.
   @inline(__always)
   private var canReserveIndexedSlot: Bool {
     count < initializedEnd && isIndexing && unindexedReplaceable == 0
@@ -209,7 +209,7 @@ struct ObserverList<Value>: ~Copyable {
     return replaceableSlots.slot(of: identity) { (base + $0).pointee.identity }
   }
 
-  /// Whether ``appendAssumingRoom(_:)`` may be called: the buffer is not full.
+  /// Whether ``appendAssumingRoom(_:)`` may be called: a vacant slot follows the last entry.
   @inline(__always) var hasRoom: Bool { count < initializedEnd }
 
   /// Appends `draft`'s entry to a buffer that ``hasRoom``; `indexed` when
