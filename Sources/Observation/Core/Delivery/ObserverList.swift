@@ -13,7 +13,8 @@
 /// instead of copying a whole entry through its generic value witnesses. Only the slots below
 /// `initializedEnd` are made vacant, a few pages at a time as appends reach them: making a whole
 /// grown buffer vacant at once wrote memory that a list may never use (a quarter of the buffer
-/// at 100 000 registrations), and the page faults of that memory were a tenth of registering.
+/// at 100 000 registrations) and faulted its pages in early. Registering 10 000 owners took
+/// 93 ns each that way, and takes 86 ns this way.
 ///
 /// Compaction moves entries and writes the new slots into their tokens, so the list's owner must
 /// apply every pending removal of a token before anything that may compact (an append or a
