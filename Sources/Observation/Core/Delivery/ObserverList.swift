@@ -277,14 +277,16 @@ struct ObserverList<Value>: ~Copyable {
   private mutating func buildIndexIfNeeded() {
     guard !isIndexing else { return }
     isIndexing = true
+    // Kinds compared as bits, as in `markRemoved(at:)`: the generic `Kind` enum would cost a
+    // metadata look-up per entry here.
     for index in 0..<count where !(base + index).pointee.isRemoved {
-      switch (base + index).pointee.kind {
-      case .token: break
-      case .replaceable:
+      switch (base + index).pointee.kindBits {
+      case Entry.tokenKind: break
+      case Entry.replaceableKind:
         if !indexIfAbsent((base + index).pointee.identity, at: index) {
           unindexedReplaceable += 1
         }
-      case .owned, .handle: ownedAndHandles += 1
+      default: ownedAndHandles += 1
       }
     }
   }
