@@ -59,6 +59,7 @@ public struct Binder<Value> {
   }
 }
 
-// The target is a weak reference (loaded atomically), the lane is thread-safe, and the binding
-// closure runs only on the main queue.
+// The target is a weak reference written only in `init` (a weak load is atomic); the lane guards
+// its queue with its own lock (`MainQueueLane`); and the binding closure, `@MainActor`, runs only
+// on the main queue.
 extension Binder: @unchecked Sendable where Value: Sendable {}
