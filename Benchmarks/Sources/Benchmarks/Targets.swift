@@ -252,6 +252,11 @@ private func issue13Targets(_ tables: [String: Table], into report: inout Target
         "\(operation): per operation at \(large) / at \(small) (issue 13)",
         scale.value(operation, large), scale.value(operation, small), atMost: 2)
     }
+    for operation in [ScaleOperation.hashMapRegister, ScaleOperation.hashMapRemove] {
+      report.ratio(
+        "for comparison, \(operation): per operation at \(large) / at \(small)",
+        scale.value(operation, large), scale.value(operation, small))
+    }
     for column in [small, large] {
       report.ratio(
         "\(column): addObserver default / removeIfExists: false (issue 13)",
