@@ -168,7 +168,7 @@ struct ObserverList<Value>: ~Copyable {
   /// ready, and the index is built and covers every `addObserver` entry.
   @inline(__always)
   private var canReserveIndexedSlot: Bool {
-    count < initializedEnd && isIndexing && unindexedReplaceable == 0
+    hasRoom && isIndexing && unindexedReplaceable == 0
   }
 
   /// ``reserveIndexedSlot(for:)`` for an owner that has one `addObserver` entry: that entry is
