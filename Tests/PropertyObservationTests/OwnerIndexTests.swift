@@ -28,26 +28,26 @@ struct OwnerIndexTests {
           }
         case 1:
           if let slot = slotOfKey[key] {
-            let result1 = index.moveSlot(of: key, from: slot, to: step)
-            #expect(result1)
+            let moved = index.moveSlot(of: key, from: slot, to: step)
+            #expect(moved)
             keyAtSlot[slot] = nil
             keyAtSlot[step] = key
             slotOfKey[key] = step
           } else {
-            let result2 = index.moveSlot(of: key, from: step - 1, to: step)
-            #expect(!result2)
+            let movedAbsent = index.moveSlot(of: key, from: step - 1, to: step)
+            #expect(!movedAbsent)
           }
         default:
           if let slot = slotOfKey[key] {
-            let result3 = index.removeSlot(slot + 1, of: key)
-            #expect(!result3)
-            let result4 = index.removeSlot(slot, of: key)
-            #expect(result4)
+            let removedAtWrongSlot = index.removeSlot(slot + 1, of: key)
+            #expect(!removedAtWrongSlot)
+            let removed = index.removeSlot(slot, of: key)
+            #expect(removed)
             slotOfKey[key] = nil
             keyAtSlot[slot] = nil
           } else {
-            let result5 = index.removeSlot(step, of: key)
-            #expect(!result5)
+            let removedAbsent = index.removeSlot(step, of: key)
+            #expect(!removedAbsent)
           }
         }
         let identities = { [keyAtSlot] (slot: Int) -> UInt in keyAtSlot[slot] ?? 0 }
@@ -80,16 +80,16 @@ struct OwnerIndexTests {
     defer { index.deallocate() }
     let keyAtSlot: [Int: UInt] = [0: first, 1: second]
     let identityAt = { (slot: Int) -> UInt in keyAtSlot[slot] ?? 0 }
-    let result6 = index.insertIfAbsent(first, slot: 0, identityAt: identityAt)
-    #expect(result6)
-    let result7 = index.insertIfAbsent(second, slot: 1, identityAt: identityAt)
-    #expect(result7)
-    let result8 = index.insertIfAbsent(second, slot: 2, identityAt: identityAt)
-    #expect(!result8)
+    let addedFirst = index.insertIfAbsent(first, slot: 0, identityAt: identityAt)
+    #expect(addedFirst)
+    let addedSecond = index.insertIfAbsent(second, slot: 1, identityAt: identityAt)
+    #expect(addedSecond)
+    let addedSecondAgain = index.insertIfAbsent(second, slot: 2, identityAt: identityAt)
+    #expect(!addedSecondAgain)
     #expect(index.slot(of: first, identityAt: identityAt) == 0)
     #expect(index.slot(of: second, identityAt: identityAt) == 1)
-    let result9 = index.removeSlot(0, of: first)
-    #expect(result9)
+    let removedFirst = index.removeSlot(0, of: first)
+    #expect(removedFirst)
     #expect(index.slot(of: first, identityAt: identityAt) == nil)
     #expect(index.slot(of: second, identityAt: identityAt) == 1)
   }
