@@ -158,7 +158,8 @@ extension ReadOnlyObservable {
         owner: target,
         handle: binding,
         options: [.initial, .new],
-        callback: isolation.confine(callback, owner: target, on: self)
+        callback: isolation.confine(
+          callback, owner: target, key: .handle(binding, ownedBy: target), on: self)
       ),
       replacing: false,
       initial: callback

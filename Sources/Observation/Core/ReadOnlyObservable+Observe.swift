@@ -30,13 +30,15 @@ extension ReadOnlyObservable {
     if case .mainActor = isolation, Entry.mainActorBit != 0 {
       // The entry holds the closure itself, so a round on the main queue calls it like a
       // nonisolated one; the handle takes the other calls (see `ObserverEntry.mainActorBit`).
-      let handle = MainActorHandle(closure, owner: nil, lane: mainActorLane(), tokenSource: self)
+      let handle = MainActorHandle(
+        closure, owner: nil, key: .token, lane: mainActorLane(), tokenSource: self)
       token = ObservationToken(source: handle)
       entry = NewEntry(token: token, mainActorHandle: handle, options: options, callback: closure)
     } else {
       token = ObservationToken(source: self)
       entry = NewEntry(
-        token: token, options: options, callback: isolation.confine(closure, owner: nil, on: self))
+        token: token, options: options,
+        callback: isolation.confine(closure, owner: nil, key: .token, on: self))
     }
     register(entry, replacing: false, initial: options.contains(.initial) ? closure : nil)
     return token
@@ -88,7 +90,7 @@ extension ReadOnlyObservable {
         owner: owner,
         kind: .owned,
         options: options,
-        callback: isolation.confine(callback, owner: owner, on: self)
+        callback: isolation.confine(callback, owner: owner, key: .owned(by: owner), on: self)
       ),
       replacing: false,
       initial: options.contains(.initial) ? callback : nil

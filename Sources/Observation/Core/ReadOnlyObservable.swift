@@ -55,6 +55,15 @@ public class ReadOnlyObservable<Value> {
   /// or gated registrations to catch up.
   @exclusivity(unchecked) private var hasBoundaryWork = false
   @exclusivity(unchecked) private var deferredRemovals: [Selection] = []
+  /// Removals made while a thread delivers, kept until the deliverer gives up its role (by then
+  /// the removed closures, and so their main-actor handles, are released): a main-actor call
+  /// already waiting for the main queue checks them before it runs. Each ends only the
+  /// registrations made before it (``MainActorHandle/serial`` below `before`), so an owner that
+  /// registers again at once is not taken for its ended registration.
+  @exclusivity(unchecked) private var endedDuringDelivery: [(selection: Selection, before: UInt)] =
+    []
+  /// The serial of the next main-actor handle.
+  @exclusivity(unchecked) private var nextHandleSerial: UInt = 0
   /// Gated registrations the deliverer has reached: closed ones collect the rounds they miss,
   /// open ones wait to be caught up.
   @exclusivity(unchecked) private var reachedGates: [Gate<Value>] = []
@@ -142,7 +151,8 @@ public class ReadOnlyObservable<Value> {
       NewEntry(
         owner: observer,
         options: options,
-        callback: CallbackIsolation(isolation).confine(closure, owner: observer, on: self)
+        callback: CallbackIsolation(isolation).confine(
+          closure, owner: observer, key: .replaceable(ownedBy: observer), on: self)
       ),
       replacing: removeIfExists,
       initial: options.contains(.initial) ? closure : nil
@@ -152,23 +162,50 @@ public class ReadOnlyObservable<Value> {
   /// The lane of this observable's main-actor registrations made under the current
   /// ``MainScheduler``: shared by all of them, so that calls that wait for the main queue run in
   /// the order of rounds and, within a round, of registrations.
-  final func mainActorLane() -> MainQueueLane<MainActorCall<Value>> {
+  ///
+  /// - Returns: The lane, and the serial of the handle about to be made for it (see
+  ///   `endedDuringDelivery`).
+  final func mainActorLane() -> (lane: MainQueueLane<MainActorCall<Value>>, serial: UInt) {
     let scheduler = MainScheduler.current
     lock.lock()
     defer { lock.unlock() }
+    let serial = nextHandleSerial
+    nextHandleSerial &+= 1
     for case let lane as MainQueueLane<MainActorCall<Value>> in mainActorLanes
     where lane.scheduler.isSame(as: scheduler) {
-      return lane
+      return (lane, serial)
     }
     let lane = MainQueueLane<MainActorCall<Value>>(
       scheduler: scheduler,
       deliversBacklogInline: true
-    ) { call in
-      call.handle?.run(call.value, call.option)
+    ) { [weak self] call in
+      self?.runWaitingCall(call)
     }
     mainActorLanes.append(lane)
     hasMainActorLanes = true
-    return lane
+    return (lane, serial)
+  }
+
+  /// Runs a main-actor call that waited in the lane, on the main actor, unless its registration
+  /// has ended since it was queued: its closure was released (the call's handle is gone), or a
+  /// removal was made while another thread delivered (``hasEnded(_:)``). The handle is loaded
+  /// under the lock, so a removal and the release that follows it cannot both be missed.
+  final func runWaitingCall(_ call: MainActorCall<Value>) {
+    lock.lock()
+    let handle = call.handle
+    let isLive = handle.map { !hasEnded($0) } ?? false
+    lock.unlock()
+    if isLive, let handle { handle.run(call.value, call.option) }
+  }
+
+  /// Whether a removal made during the current delivery selects `key`'s registration, lock held.
+  /// Such a registration stays in the list until the deliverer's next round boundary, but its
+  /// waiting main-actor calls must not run once the removing call has returned.
+  private func hasEnded(_ handle: MainActorHandle<Value>) -> Bool {
+    !endedDuringDelivery.isEmpty
+      && endedDuringDelivery.contains {
+        handle.serial < $0.before && handle.key.isSelected(by: $0.selection)
+      }
   }
 
   /// Removes every registration owned by `observer`: its `addObserver` and
@@ -483,7 +520,11 @@ public class ReadOnlyObservable<Value> {
     if gatesInProgress > 0 {
       cancelReachedGates(selection, released: &released)
     }
-    switch state.remove(on: .current) {
+    let action = state.remove(on: .current)
+    if action != .removeNow && hasMainActorLanes {
+      endedDuringDelivery.append((selection, before: nextHandleSerial))
+    }
+    switch action {
     case .removeNow:
       observers.remove(selection, slotHint: slotHint, released: &released, taking: true)
     case .mark:
@@ -542,6 +583,7 @@ public class ReadOnlyObservable<Value> {
   private func drain(onQueue: Bool = false) {
     lock.lock()
     guard hasPending || hasBoundaryWork || needsCompaction else {
+      endedDuringDelivery.removeAll()
       state.finish(on: .current)
       lock.unlock()
       return
@@ -658,6 +700,7 @@ public class ReadOnlyObservable<Value> {
     #if DEBUG
       observers._checkInvariants()
     #endif
+    endedDuringDelivery.removeAll()
     state.finish(on: thread)
     lock.unlock()
   }

@@ -144,19 +144,12 @@ struct ObserverEntry<Value> {
   /// a closure to retain, touching the owner's side table and the closure's context).
   @inline(__always)
   static func isSelected(_ entry: UnsafeMutablePointer<Self>, by selection: Selection) -> Bool {
-    let kind = entry.pointee.kindBits
-    switch selection {
-    case .handle(let identity):
-      return kind >= handleKind && entry.pointee.identity == identity
-    case .replaceable(let identity):
-      return kind == replaceableKind && entry.pointee.identity == identity
-    case .owner(let identity):
-      if kind == tokenKind { return false }
-      if kind != handleKind { return entry.pointee.identity == identity }
+    RegistrationKey.isSelected(
+      kindBits: entry.pointee.kindBits,
+      identity: entry.pointee.identity,
       // A handle entry's word holds its handle: compare the owner itself (a weak load).
-      guard let owner = entry.pointee.owner else { return false }
-      return Self.identity(of: owner) == identity
-    }
+      owner: { entry.pointee.owner.map(Self.identity(of:)) },
+      by: selection)
   }
 
   /// Clears the delivery bits, so the entry is skipped for the rest of a round and pruned after.

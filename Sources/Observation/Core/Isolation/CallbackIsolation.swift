@@ -32,18 +32,20 @@ enum CallbackIsolation {
   /// The closure's own type says nothing about its isolation (the registering call's `isolated`
   /// parameter did), so it must never run outside it: the main-actor and actor forms only call
   /// it on their executor. A call that waits in a lane is dropped if `owner` has died meanwhile,
-  /// or if the registration ended and released the returned closure.
+  /// or if the registration ended and released the returned closure, or if `key`'s registration
+  /// was removed while another thread delivered (see ``ReadOnlyObservable/hasEnded(_:)``).
   // Inlined: the nonisolated case is every registration from nonisolated code, and a call here
   // cost a tenth of such a registration. The other cases build lanes and stay out of line.
   @inline(__always)
   func confine<Value>(
     _ callback: @escaping (Value, ObservableOptions) -> Void,
     owner: AnyObject?,
+    key: @autoclosure () -> RegistrationKey,
     on observable: ReadOnlyObservable<Value>
   ) -> (Value, ObservableOptions) -> Void {
     switch self {
     case .delivering: callback
-    case .mainActor: Self.confineToMainActor(callback, owner: owner, on: observable)
+    case .mainActor: Self.confineToMainActor(callback, owner: owner, key: key(), on: observable)
     case .actor(let actor): Self.confine(callback, owner: owner, to: actor)
     }
   }
@@ -53,9 +55,11 @@ enum CallbackIsolation {
   private static func confineToMainActor<Value>(
     _ callback: @escaping (Value, ObservableOptions) -> Void,
     owner: AnyObject?,
+    key: RegistrationKey,
     on observable: ReadOnlyObservable<Value>
   ) -> (Value, ObservableOptions) -> Void {
-    let handle = MainActorHandle(callback, owner: owner, lane: observable.mainActorLane())
+    let handle = MainActorHandle(
+      callback, owner: owner, key: key, lane: observable.mainActorLane())
     // A closure rather than the method reference: the check of `dispatch` is inlined into it.
     return { value, option in handle.dispatch(value, option) }
   }

@@ -7,7 +7,10 @@
 /// order behind the observable's earlier main-actor calls.
 ///
 /// Calls waiting in the lane hold the handle weakly: once the registration ends and releases
-/// its closure (which holds the handle), they find nothing to run.
+/// its closure (which holds the handle), they find nothing to run. A registration removed while
+/// another thread delivers keeps its closure until that thread's next round boundary; its
+/// waiting calls are dropped from the moment of the removal all the same, because the lane asks
+/// the observable before each call (``ReadOnlyObservable/runWaitingCall(_:)``).
 ///
 /// A main-actor token registration keeps its handle differently (see
 /// ``ObserverEntry/mainActorBit``): its entry holds the user's closure itself, its token holds
@@ -23,13 +26,22 @@ final class MainActorHandle<Value>: RegistrationRemoving {
   private let inlineRound: InlineRound
   /// For a token registration: the observable its token removes the registration from.
   private let source: ReadOnlyObservable<Value>?
+  /// The registration this handle delivers, for a removal to recognise its waiting calls.
+  let key: RegistrationKey
+  /// Orders the observable's main-actor handles by creation, so a removal ends only the
+  /// registrations made before it.
+  let serial: UInt
 
   init(
     _ callback: @escaping (Value, ObservableOptions) -> Void,
     owner: AnyObject?,
-    lane: MainQueueLane<MainActorCall<Value>>,
+    key: RegistrationKey,
+    lane: (lane: MainQueueLane<MainActorCall<Value>>, serial: UInt),
     tokenSource: ReadOnlyObservable<Value>? = nil
   ) {
+    self.key = key
+    self.serial = lane.serial
+    let lane = lane.lane
     self.callback = callback
     self.confined = ConfinedCallback(callback, owner: owner)
     self.lane = lane

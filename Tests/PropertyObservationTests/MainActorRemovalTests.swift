@@ -1,0 +1,138 @@
+import Dispatch
+import Foundation
+import PropertyObservation
+import TestSupport
+import Testing
+
+/// A view controller's stand-in: main-actor state written by its callbacks.
+@MainActor private final class Screen {
+  var seen: [Int] = []
+  var number = 0
+}
+
+/// Ending a main-actor registration on the main actor drops the calls already waiting for the
+/// main queue, however the registration ends (issue 34).
+///
+/// Each test holds a background round open: a background thread sets 1 (its main-actor call
+/// waits for the main queue), then sets 2, whose round stops in an earlier nonisolated observer.
+/// The main actor ends the registration, lets the main queue run, releases the round and lets
+/// the main queue run again: no call may arrive after the ending call returned.
+@Suite("Ending a main-actor registration on the main actor")
+@MainActor
+struct MainActorRemovalTests {
+  /// Runs the held-round scenario around `end`, returning what the screen saw after it.
+  private func holdARoundOpen(
+    on source: Observable<Int>,
+    end: () -> Void
+  ) async -> Bool {
+    let gate = Gate("round 2")
+    let slow = source.observe(isolation: nil) { @Sendable value, _ in
+      if value == 2 { gate.block() }
+    }
+    // A serial queue of its own always gets a thread, even while other tests hold the pool's.
+    let producer = runInBackground(on: DispatchQueue(label: "producer")) {
+      source.value = 1
+      source.value = 2
+    }
+    gate.waitUntilBlocked()
+    end()
+    // The call for 1 has been waiting for the main queue all along: give it every chance.
+    for _ in 0..<20 { await Task.yield() }
+    try? await Task.sleep(nanoseconds: 20_000_000)
+    gate.open()
+    let finished = producer.waitUntilFinished("the producer")
+    for _ in 0..<20 { await Task.yield() }
+    try? await Task.sleep(nanoseconds: 20_000_000)
+    withExtendedLifetime(slow) {}
+    return finished
+  }
+
+  @Test func removeObserverDropsTheCallsAlreadyWaiting() async {
+    let source = Observable(0)
+    let screen = Screen()
+    source.addObserver(screen) { [weak screen] value, _ in screen?.seen.append(value) }
+    #expect(await holdARoundOpen(on: source) { source.removeObserver(screen) })
+    #expect(screen.seen == [])
+  }
+
+  @Test func removeObserverDropsTheWaitingCallsOfAnObserveWithOwnerRegistration() async {
+    let source = Observable(0)
+    let screen = Screen()
+    source.observe(with: screen) { screen, value in screen.seen.append(value) }
+    #expect(await holdARoundOpen(on: source) { source.removeObserver(screen) })
+    #expect(screen.seen == [])
+  }
+
+  @Test func unbindDropsTheWritesAlreadyWaiting() async {
+    let source = Observable(0)
+    let screen = Screen()
+    let binding = source.bind(to: screen, \.number)
+    screen.number = -1
+    #expect(await holdARoundOpen(on: source) { binding.unbind() })
+    #expect(screen.number == -1)
+  }
+
+  @Test func cancellingATokenDropsTheCallsAlreadyWaiting() async {
+    let source = Observable(0)
+    let screen = Screen()
+    let token = source.observe { [weak screen] value, _ in screen?.seen.append(value) }
+    #expect(await holdARoundOpen(on: source) { token.cancel() })
+    #expect(screen.seen == [])
+  }
+
+  @Test func registeringAgainRightAfterRemovalGetsTheLaterCalls() async {
+    let source = Observable(0)
+    let screen = Screen()
+    let record: @MainActor (Int, ObservableOptions) -> Void = { [weak screen] value, _ in
+      screen?.seen.append(value)
+    }
+    source.addObserver(screen, closure: record)
+    #expect(
+      await holdARoundOpen(on: source) {
+        source.removeObserver(screen)
+        source.addObserver(screen, closure: record)
+      })
+    #expect(screen.seen == [])
+    runInBackground(on: DispatchQueue(label: "setter")) { source.value = 3 }
+      .waitUntilFinished("the setter")
+    for _ in 0..<20 { await Task.yield() }
+    try? await Task.sleep(nanoseconds: 20_000_000)
+    #expect(screen.seen == [3])
+  }
+
+  @Test func aRegistrationThatStaysGetsEveryCallInOrder() async {
+    // The control: the same scenario without ending the registration delivers both values.
+    let source = Observable(0)
+    let screen = Screen()
+    source.addObserver(screen) { [weak screen] value, _ in screen?.seen.append(value) }
+    #expect(await holdARoundOpen(on: source) {})
+    #expect(screen.seen == [1, 2])
+  }
+
+  @Test func removeObserverUnderAFloodLetsNoCallArriveAfterItReturned() async {
+    for _ in 0..<10 {
+      let source = Observable(0)
+      let screen = Screen()
+      source.addObserver(screen) { [weak screen] value, _ in screen?.seen.append(value) }
+      let stop = RecordingLog<Bool>()
+      let producer = runInBackground(on: DispatchQueue(label: "producer")) {
+        var next = 1
+        while stop.events.isEmpty {
+          source.value = next
+          next += 1
+        }
+      }
+      // Keep the main queue busy while calls pile up behind it.
+      let busyUntil = Date().addingTimeInterval(0.02)
+      while Date() < busyUntil {}
+      source.removeObserver(screen)
+      let seenAtRemoval = screen.seen.count
+      for _ in 0..<20 { await Task.yield() }
+      try? await Task.sleep(nanoseconds: 10_000_000)
+      stop.append(true)
+      #expect(producer.waitUntilFinished("the producer"))
+      try? await Task.sleep(nanoseconds: 10_000_000)
+      #expect(screen.seen.count == seenAtRemoval, "calls arrived after removeObserver returned")
+    }
+  }
+}
