@@ -26,12 +26,17 @@ struct RegistrationKey {
   /// The owner's identity, 0 for a token (which has none).
   let owner: UInt
 
-  /// Whether a removal of `selection` ends this registration. Owner selections never match token
-  /// or handle identities, so a dead owner's entry whose address a new token reuses is never
-  /// mistaken for the token's.
+  /// Whether a removal of `selection` ends the registration of kind `kind` and identity
+  /// `identity`. Owner selections never match token or handle identities, so a dead owner's entry
+  /// whose address a new token reuses is never mistaken for the token's.
   ///
-  /// - Parameter owner: The owner's identity, asked only when the selection needs it (a handle
-  ///   entry's word holds its handle, not its owner).
+  /// - Parameters:
+  ///   - kind: The registration's kind bits.
+  ///   - identity: The identity its word holds.
+  ///   - owner: The owner's identity, asked only when the selection needs it (a handle entry's
+  ///     word holds its handle, not its owner).
+  ///   - selection: What the removal names.
+  /// - Returns: Whether the removal ends the registration.
   @inline(__always)
   static func isSelected(
     kindBits kind: UInt,
@@ -51,6 +56,10 @@ struct RegistrationKey {
     }
   }
 
+  /// Whether a removal of `selection` ends this registration.
+  ///
+  /// - Parameter selection: What the removal names.
+  /// - Returns: Whether the removal ends the registration.
   func isSelected(by selection: Selection) -> Bool {
     Self.isSelected(kindBits: kindBits, identity: identity, owner: { owner }, by: selection)
   }
