@@ -89,8 +89,11 @@ struct DeliveryStateTests {
       let action = state.register(on: thread, sendsInitial: sendsInitial)
       switch reference.deliverer {
       case nil:
-        #expect(action == (sendsInitial ? .appendAndSendInitial : .append))
-        if sendsInitial { reference.deliverer = thread }
+        let queued = reference.gates.values.reduce(0, +) > 0
+        let expected: DeliveryState.RegistrationAction =
+          sendsInitial ? .enqueueGated : (queued ? .enqueue : .append)
+        #expect(action == expected, Comment(rawValue: context))
+        if sendsInitial { reference.gates[thread, default: 0] += 1 }
       case thread:
         #expect(action == .enqueue, Comment(rawValue: context))
       default:
@@ -105,9 +108,12 @@ struct DeliveryStateTests {
       default: #expect(action == .deferToNextRound, Comment(rawValue: context))
       }
     case .openGate:
-      let action = state.openGate(on: thread)
+      let missedRounds = reference.gates.count % 2 == 0
+      let action = state.openGate(on: thread, missedRounds: missedRounds)
       reference.gates[thread, default: 0] -= 1
-      if reference.deliverer == nil {
+      if reference.deliverer == nil && !missedRounds {
+        #expect(action == .applyRegistrations, Comment(rawValue: context))
+      } else if reference.deliverer == nil {
         #expect(action == .catchUp, Comment(rawValue: context))
         reference.deliverer = thread
       } else {
@@ -170,7 +176,7 @@ struct DeliveryStateTests {
   @Test func aGateThatWasNeverClosedCannotBeOpened() async {
     await #expect(processExitsWith: .failure) {
       var state = DeliveryState()
-      _ = state.openGate(on: ThreadID(raw: 1))
+      _ = state.openGate(on: ThreadID(raw: 1), missedRounds: true)
     }
   }
 }

@@ -32,6 +32,15 @@ public class ReadOnlyObservable<Value> {
     /// A registration whose `.initial` runs on another thread (see ``DeliveryState``).
     case gated(Gate<Value>)
     case cancelled
+
+    /// The entry of a queued registration that is still to be applied.
+    var registration: Entry? {
+      switch self {
+      case .add(let entry): entry
+      case .gated(let gate) where !gate.isCancelled: gate.entry
+      case .gated, .change, .cancelled: nil
+      }
+    }
   }
 
   private let lock = Lock()
@@ -51,6 +60,10 @@ public class ReadOnlyObservable<Value> {
   /// Whether `pending` holds work. Checked instead of `pending` itself because any use of the
   /// generic queue costs a metadata look-up, which would dominate a set that queues nothing.
   @exclusivity(unchecked) private var hasPending = false
+  /// How many registrations `pending` holds that are neither applied nor cancelled, and where
+  /// each token's or binding's waits (a position in `pending`), keyed by its identity.
+  @exclusivity(unchecked) private var queuedRegistrationCount = 0
+  @exclusivity(unchecked) private var queuedRegistrations: [UInt: Int] = [:]
   /// Whether the deliverer has work to do before its next round: removals from other threads,
   /// or gated registrations to catch up.
   @exclusivity(unchecked) private var hasBoundaryWork = false
@@ -377,8 +390,9 @@ public class ReadOnlyObservable<Value> {
       lock.unlock()
       if waitForTurn(waiter) { drain() }
     case .deliver:
-      if hasBoundaryWork {
-        // Gated registrations wait for this round too: let the queue carry it.
+      if hasBoundaryWork || hasPending {
+        // Gated registrations wait for this round too, and registrations queued behind a gate
+        // come before it: let the queue carry it.
         enqueueChange(old: oldValue, new: newValue, setter: thread)
         lock.unlock()
       } else {
@@ -456,15 +470,6 @@ public class ReadOnlyObservable<Value> {
       observers.append(draft, released: &released)
       lock.unlock()
       Lock.assertNotHeld()
-    case .appendAndSendInitial:
-      // This thread holds the deliverer role during `.initial`, so no round reaches the new
-      // observer before it.
-      observers.append(draft, released: &released)
-      let value = storage
-      lock.unlock()
-      released = []
-      initial?(value, .initial)
-      drain()
     case .enqueue:
       registerDuringRound(Entry(draft), gated: false, initial: initial, released: &released)
     case .enqueueGated:
@@ -485,7 +490,7 @@ public class ReadOnlyObservable<Value> {
     guard gated else {
       // Re-entrant: the entry waits in the queue, so it sees only the changes made after this
       // point, and `.initial` can go out now.
-      enqueue(.add(entry))
+      enqueueRegistration(.add(entry), of: entry)
       let value = storage
       lock.unlock()
       released = []
@@ -493,7 +498,7 @@ public class ReadOnlyObservable<Value> {
       return
     }
     let gate = Gate(entry: entry)
-    enqueue(.gated(gate))
+    enqueueRegistration(.gated(gate), of: entry)
     let value = storage
     lock.unlock()
     released = []
@@ -537,19 +542,54 @@ public class ReadOnlyObservable<Value> {
     }
   }
 
+  /// Queues a registration made during a round, remembering where a token's or a binding's
+  /// waits so that cancelling it costs O(1) (see ``cancelQueuedAdds(_:released:)``).
+  private func enqueueRegistration(_ event: PendingEvent, of entry: Entry) {
+    enqueue(event)
+    queuedRegistrationCount += 1
+    if entry.kindBits >= Entry.handleKind {
+      queuedRegistrations[entry.identity] = pending.positionOfNewest
+    }
+  }
+
+  /// Cancels the queued registrations `selection` names. A token or a binding finds its own in
+  /// O(1), and when it is the newest queued event (a registration cancelled before anything was
+  /// queued behind it) it leaves the queue at once, so churn from one thread cannot grow the
+  /// queue while another thread delivers. An owner's are found by a scan, made only while
+  /// registrations are queued.
   @inline(never)
   private func cancelQueuedAdds(_ selection: Selection, released: inout [Callback]) {
-    pending.updateEach { event in
-      switch event {
-      case .add(var entry) where entry.isSelected(by: selection):
-        released.append(entry.takeCallback(leaving: observers.vacantCallback))
-        return .cancelled
-      case .gated(let gate) where gate.entry.isSelected(by: selection):
-        gate.cancel(released: &released, leaving: observers.vacantCallback)
-        return event
-      default:
-        return event
+    guard queuedRegistrationCount > 0 else { return }
+    guard case .handle(let identity) = selection else {
+      pending.updateEach { event in
+        guard let entry = event.registration, entry.isSelected(by: selection) else { return event }
+        queuedRegistrations[entry.identity] = nil
+        return cancelled(event, released: &released)
       }
+      return
+    }
+    guard let position = queuedRegistrations.removeValue(forKey: identity) else { return }
+    if position == pending.positionOfNewest {
+      _ = cancelled(pending.removeLast(), released: &released)
+      hasPending = !pending.isEmpty
+    } else {
+      pending.update(at: position) { cancelled($0, released: &released) }
+    }
+  }
+
+  /// A queued registration's event once cancelled: an entry's closure goes to `released`; a gate
+  /// stays, cancelled, for its registering thread to open.
+  private func cancelled(_ event: PendingEvent, released: inout [Callback]) -> PendingEvent {
+    queuedRegistrationCount -= 1
+    switch event {
+    case .add(var entry):
+      released.append(entry.takeCallback(leaving: observers.vacantCallback))
+      return .cancelled
+    case .gated(let gate):
+      gate.cancel(released: &released, leaving: observers.vacantCallback)
+      return event
+    case .change, .cancelled:
+      preconditionFailure("Only a queued registration can be cancelled.")
     }
   }
 
@@ -565,10 +605,26 @@ public class ReadOnlyObservable<Value> {
   private func openGate(_ gate: Gate<Value>) {
     lock.lock()
     gate.isOpen = true
-    switch state.openGate(on: .current) {
+    switch state.openGate(on: .current, missedRounds: !gate.backlog.isEmpty) {
     case .leaveToDeliverer:
       hasBoundaryWork = true
       lock.unlock()
+    case .applyRegistrations:
+      var released: [Callback] = []
+      if let index = reachedGates.firstIndex(where: { $0 === gate }) {
+        // Reached by a deliverer that has finished since, without a round to keep for it.
+        reachedGates.remove(at: index)
+        gatesInProgress -= 1
+        hasBoundaryWork = !reachedGates.isEmpty
+        _ = apply(.gated(gate), released: &released)
+      }
+      while let event = pending.first, apply(event, released: &released) {
+        didDequeue(pending.popFirst().unsafelyUnwrapped)
+      }
+      hasPending = !pending.isEmpty
+      lock.unlock()
+      Lock.assertNotHeld()
+      released = []
     case .catchUp:
       hasBoundaryWork = true
       lock.unlock()
@@ -660,7 +716,7 @@ public class ReadOnlyObservable<Value> {
           return
         }
       }
-      _ = pending.popFirst()
+      didDequeue(pending.popFirst().unsafelyUnwrapped)
       switch event {
       case .change(let oldValue, let newValue, _):
         queuedChanges -= 1
@@ -678,22 +734,14 @@ public class ReadOnlyObservable<Value> {
           waiter.isDelivered = true
           waiter.semaphore.signal()
         }
-      case .add(let entry):
-        observers.append(entry, released: &released)
-      case .gated(let gate):
-        if gate.isOpen {
-          if !gate.entry.isRemoved {
-            observers.append(gate.entry, released: &released)
-          } else {
-            released.append(gate.takeCallback(leaving: observers.vacantCallback))
-          }
-        } else {
+      case .add, .gated, .cancelled:
+        if !apply(event, released: &released) {
+          guard case .gated(let gate) = event else { preconditionFailure("Not a closed gate.") }
+          // Closed: the rounds from here on are kept for it.
           reachedGates.append(gate)
           gatesInProgress += 1
           hasBoundaryWork = true
         }
-      case .cancelled:
-        break
       }
     }
     hasPending = false
@@ -703,6 +751,28 @@ public class ReadOnlyObservable<Value> {
     endedDuringDelivery.removeAll()
     state.finish(on: thread)
     lock.unlock()
+  }
+
+  /// Applies a queued registration, lock held: adds its entry to the list, or releases the
+  /// closure of a cancelled one. Returns `false`, applying nothing, for a gate that is still
+  /// closed (its `.initial` runs on another thread).
+  private func apply(_ event: PendingEvent, released: inout [Callback]) -> Bool {
+    switch event {
+    case .add(let entry):
+      observers.append(entry, released: &released)
+    case .gated(let gate):
+      guard gate.isOpen else { return false }
+      if !gate.entry.isRemoved {
+        observers.append(gate.entry, released: &released)
+      } else {
+        released.append(gate.takeCallback(leaving: observers.vacantCallback))
+      }
+    case .cancelled:
+      break
+    case .change:
+      preconditionFailure("A change is not a registration.")
+    }
+    return true
   }
 
   /// Applies the removals other threads made during the current round, lock held. All of them
@@ -901,6 +971,13 @@ public class ReadOnlyObservable<Value> {
   }
 
   // MARK: - Queue helpers (lock held)
+
+  /// Forgets a queued registration that left the queue without being cancelled.
+  private func didDequeue(_ event: PendingEvent) {
+    guard let entry = event.registration else { return }
+    queuedRegistrationCount -= 1
+    if entry.kindBits >= Entry.handleKind { queuedRegistrations[entry.identity] = nil }
+  }
 
   private func enqueue(_ event: PendingEvent) {
     pending.append(event)

@@ -14,6 +14,9 @@
 struct WorkQueue<Element> {
   private var elements: [Element?] = []
   private var head = 0
+  /// How many elements were ever taken from the front: with it, a position counted from the
+  /// queue's creation names one element for as long as it waits (see ``positionOfNewest``).
+  private var taken = 0
 
   /// The storage kept once the queue is empty; a burst beyond it is released.
   private static var retainedCapacity: Int { 64 }
@@ -34,6 +37,7 @@ struct WorkQueue<Element> {
     guard head < elements.count else { return nil }
     let element = elements[head].take()
     head += 1
+    taken += 1
     if head == elements.count {
       removeAll()
     } else if head >= 32 && head * 2 >= elements.count {
@@ -62,6 +66,26 @@ struct WorkQueue<Element> {
     }
   }
 
+  /// The position of the newest element, counted from the queue's creation: it names that
+  /// element until it is taken, for ``update(at:_:)`` and ``removeLast()``.
+  var positionOfNewest: Int { taken + count - 1 }
+
+  /// Replaces the waiting element at `position` (see ``positionOfNewest``) with what `transform`
+  /// returns for it; does nothing if that element was already taken.
+  mutating func update(at position: Int, _ transform: (Element) -> Element) {
+    let index = position - taken + head
+    guard index >= head && index < elements.count else { return }
+    elements[index] = transform(elements[index].unsafelyUnwrapped)
+  }
+
+  /// Removes and returns the newest element, which the caller knows is there.
+  mutating func removeLast() -> Element {
+    precondition(head < elements.count, "removeLast() on an empty queue")
+    let element = elements.removeLast().unsafelyUnwrapped
+    if head == elements.count { removeAll() }
+    return element
+  }
+
   /// Whether a waiting element satisfies `predicate`.
   func contains(where predicate: (Element) -> Bool) -> Bool {
     elements[head...].contains { predicate($0.unsafelyUnwrapped) }
@@ -77,6 +101,7 @@ struct WorkQueue<Element> {
 
   /// Empties the queue, keeping a small buffer and releasing the storage of a burst.
   mutating func removeAll() {
+    taken += elements.count - head
     elements.removeAll(keepingCapacity: elements.capacity <= Self.retainedCapacity)
     head = 0
   }

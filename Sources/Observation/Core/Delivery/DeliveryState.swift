@@ -23,9 +23,10 @@
 ///   for that very thread) stops waiting; the deliverer delivers its change.
 /// - Registrations made during a round are queued too, so a round's list never changes under
 ///   it. A registration with `.initial` from the delivering thread gets `.initial` at once; from
-///   another thread it gets `.initial` at once as well, on its own thread, and is *gated*: the
-///   deliverer keeps the rounds it runs meanwhile for it and delivers them once `.initial` has
-///   returned, before any later round.
+///   any other thread, idle or not, it gets `.initial` at once as well, on its own thread, and is
+///   *gated*: it never holds the role while `.initial` runs; the deliverer keeps the rounds it
+///   runs meanwhile for it and delivers them once `.initial` has returned, before any later
+///   round. Registrations made while a gate is closed queue behind it, keeping their order.
 /// - Removals take effect at once when no round runs or on the delivering thread; from another
 ///   thread during a round they take effect before the next round.
 struct DeliveryState: Equatable {
@@ -91,30 +92,26 @@ struct DeliveryState: Equatable {
   }
 
   enum RegistrationAction: Equatable {
-    /// Nothing runs: add the entry to the list now.
+    /// Nothing runs and nothing is queued: add the entry to the list now.
     case append
-    /// Nothing runs: add the entry and send `.initial` as the deliverer, so no round can reach
-    /// the entry before it; then drain what arrived meanwhile.
-    case appendAndSendInitial
-    /// This thread is delivering: queue the entry (it sees only later changes) and send
-    /// `.initial`, if asked, at once.
+    /// This thread is delivering, or nothing runs but an earlier registration is still queued
+    /// behind a gate: queue the entry (it sees only later changes, and keeps its place in the
+    /// order) and send `.initial`, if asked, at once.
     case enqueue
-    /// Another thread is delivering: queue the entry behind a closed gate and send `.initial`
-    /// here; then open the gate with ``openGate(on:)``.
+    /// A registration with `.initial`: queue the entry behind a closed gate and send `.initial`
+    /// here, without taking the deliverer role, so that another thread's round (a derived
+    /// value's source feeding it, say) is never held up by it; then open the gate with
+    /// ``openGate(on:)``.
     case enqueueGated
   }
 
   mutating func register(on thread: ThreadID, sendsInitial: Bool) -> RegistrationAction {
-    switch role {
-    case .idle:
-      guard sendsInitial else { return .append }
-      role = .delivering(thread)
-      return .appendAndSendInitial
-    case .delivering(let deliverer):
-      guard sendsInitial, deliverer != thread else { return .enqueue }
-      closedGates += 1
-      return .enqueueGated
+    if case .delivering(let deliverer) = role, deliverer == thread { return .enqueue }
+    guard sendsInitial else {
+      return role == .idle && closedGates == 0 ? .append : .enqueue
     }
+    closedGates += 1
+    return .enqueueGated
   }
 
   enum RemovalAction: Equatable {
@@ -135,17 +132,22 @@ struct DeliveryState: Equatable {
   }
 
   enum GateAction: Equatable {
-    /// Nobody delivers: this thread becomes the deliverer and catches the entry up.
+    /// Nobody delivers and the gate missed rounds: this thread becomes the deliverer and catches
+    /// the entry up.
     case catchUp
+    /// Nobody delivers and the gate missed nothing: apply the queued registrations up to the
+    /// next closed gate, under the lock, without taking the role (no user code runs).
+    case applyRegistrations
     /// The deliverer catches the entry up before its next round or when it finishes.
     case leaveToDeliverer
   }
 
-  mutating func openGate(on thread: ThreadID) -> GateAction {
+  mutating func openGate(on thread: ThreadID, missedRounds: Bool) -> GateAction {
     precondition(closedGates > 0, "A gate was opened that was never closed.")
     closedGates -= 1
     switch role {
     case .idle:
+      guard missedRounds else { return .applyRegistrations }
       role = .delivering(thread)
       return .catchUp
     case .delivering(let deliverer):
