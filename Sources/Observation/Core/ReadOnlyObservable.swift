@@ -260,8 +260,9 @@ public class ReadOnlyObservable<Value> {
   /// Stores a derived observable's new value from inside its source's round (see `DerivedLink`).
   ///
   /// Such an observable is set only there, so its changes never re-enter it: while it is idle
-  /// with at most one registration (a chain's next operator, or one binding), that registration
-  /// is called directly, without taking the deliverer role or running a round. A registration or
+  /// with at most one registration (a chain's next operator, or one binding) that wants only
+  /// `.new`, that registration is called directly, without taking the deliverer role or running
+  /// a round. A registration or
   /// removal from another thread meanwhile sees the stored value, as it would after a round.
   /// Anything else (more observers, queued work, a trace, a transaction) takes the full path.
   final func feed(_ newValue: Value) {
@@ -275,37 +276,43 @@ public class ReadOnlyObservable<Value> {
         return
       }
       guard observers.count == 1 else {
+        // The replaced value is released after unlocking: its deinit may be user code.
+        let replaced = storage
         storage = newValue
         version &+= 1
-        return lock.unlock()
+        lock.unlock()
+        withExtendedLifetime(replaced) {}
+        return
       }
       let entry = observers.base
       // The one weak load of this call; the strong reference keeps the owner alive for it, and
       // is let go only after unlocking (the last reference's release runs user code).
       let owner = entry.pointee.owner
-      guard !entry.pointee.isRemoved, entry.pointee.isToken || owner != nil else {
-        // A removed entry, or a dead owner: a full round prunes it.
+      // One call only: an entry that wants `.old` takes a full round, whose `.new` pass skips it
+      // if its `.old` callback removed it.
+      guard !entry.pointee.wants(Entry.oldBit), entry.pointee.wants(Entry.newBit),
+        entry.pointee.isToken || owner != nil
+      else {
+        // An entry that wants `.old`, a removed entry, or a dead owner: a full round delivers
+        // it, or prunes it.
         lock.unlock()
         keepAlive(owner)
         store(newValue, ifVersion: nil, in: context)
         return
       }
-      let oldValue = storage
+      let replaced = storage
       storage = newValue
       version &+= 1
       let callback = entry.pointee.callback
-      let wantsOld = entry.pointee.wants(Entry.oldBit)
-      let wantsNew = entry.pointee.wants(Entry.newBit)
       let isMainActorToken = entry.pointee.isMainActorToken
       lock.unlock()
+      withExtendedLifetime(replaced) {}
       context.beginPropagation()
       if isMainActorToken {
         // `owner` is its handle: no round decided where main-actor callbacks run.
-        if wantsOld { Self.callThroughHandle(owner, oldValue, .old) }
-        if wantsNew { Self.callThroughHandle(owner, newValue, .new) }
+        Self.callThroughHandle(owner, newValue, .new)
       } else {
-        if wantsOld { callback(oldValue, .old) }
-        if wantsNew { callback(newValue, .new) }
+        callback(newValue, .new)
       }
       keepAlive(owner)
       context.endPropagation()
