@@ -52,3 +52,35 @@ struct EngineOnePathTests {
     withExtendedLifetime(token) {}
   }
 }
+
+/// Main-actor state for the main-queue cases of issue 27.
+@MainActor private final class SlowView {
+  var seen: [Int] = []
+
+  func show(_ value: Int) {
+    // About a millisecond of view work per call, so 60 calls outlast a frame budget.
+    let until = DispatchTime.now().uptimeNanoseconds + 1_000_000
+    while DispatchTime.now().uptimeNanoseconds < until {}
+    seen.append(value)
+  }
+}
+
+@Suite("Engine: one delivery path, on the main actor")
+@MainActor
+struct EngineOnePathMainActorTests {
+  // 5. A main-thread set is delivered to main-actor callbacks before it returns, after every
+  // earlier background change, however long the backlog takes.
+
+  @Test func aMainThreadSetReturnsAfterMainActorCallbacksSawTheWholeBacklog() {
+    let source = Observable(0)
+    let view = SlowView()
+    let token = source.observe { value, _ in view.show(value) }
+    // The main actor is busy in this test, so every background change waits for it.
+    runInBackground(on: DispatchQueue(label: "producer")) {
+      for value in 1...60 { source.value = value }
+    }.waitUntilFinished("the producer")
+    source.value = -1
+    #expect(view.seen == Array(1...60) + [-1])
+    withExtendedLifetime(token) {}
+  }
+}

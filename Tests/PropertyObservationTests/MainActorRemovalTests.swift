@@ -17,7 +17,7 @@ import Testing
 /// waits for the main queue), then sets 2, whose round stops in an earlier nonisolated observer.
 /// The main actor ends the registration, lets the main queue run, releases the round and lets
 /// the main queue run again: no call may arrive after the ending call returned.
-@Suite("Ending a main-actor registration on the main actor")
+@Suite("Ending a main-actor registration on the main actor", .serialized)
 @MainActor
 struct MainActorRemovalTests {
   /// Runs the held-round scenario around `end`, returning what the screen saw after it.

@@ -66,7 +66,10 @@ final class MainActorHandle<Value>: RegistrationRemoving {
   @inline(never)
   private func dispatchThroughLane(_ value: Value, _ option: ObservableOptions) {
     if lane.deliverInlineIfIdle({ run(value, option) }) { return }
-    if lane.submit(MainActorCall(handle: self, value: value, option: option)) { lane.drain() }
+    if lane.submit(MainActorCall(handle: self, value: value, option: option)) {
+      // A round on the main queue: its call, and the backlog before it, go out before it ends.
+      lane.drain(withinFrameBudget: false)
+    }
   }
 
   /// Runs a call outside a round (from the lane, or inline when the lane is idle), checking

@@ -164,7 +164,14 @@ final class MainQueueLane<Item>: @unchecked Sendable {
 
   /// Delivers the waiting items; called on the main queue by the thread that took the lane in
   /// ``submit(_:merging:replaced:)``.
-  func drain() {
+  ///
+  /// It delivers at most the items waiting when it starts (later ones are a later turn's), and
+  /// a scheduled turn also yields the main queue after ``frameBudgetNanoseconds``.
+  ///
+  /// - Parameter withinFrameBudget: `false` for a drain a round on the main queue starts: the
+  ///   round's own call is among the items, and a set made on the main thread is delivered to
+  ///   main-actor callbacks, after every earlier background change, before it returns.
+  func drain(withinFrameBudget: Bool = true) {
     let start = DispatchTime.now().uptimeNanoseconds
     lock.lock()
     var budget = items.count
@@ -175,7 +182,7 @@ final class MainQueueLane<Item>: @unchecked Sendable {
         lock.unlock()
         deliver(item)
         lock.lock()
-        if !scheduler.runsInline,
+        if withinFrameBudget, !scheduler.runsInline,
           DispatchTime.now().uptimeNanoseconds &- start > Self.frameBudgetNanoseconds
         {
           break
