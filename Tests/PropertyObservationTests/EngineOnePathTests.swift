@@ -84,3 +84,53 @@ struct EngineOnePathMainActorTests {
     withExtendedLifetime(token) {}
   }
 }
+
+@Suite("Engine: no wait inside a callback")
+struct EngineNoWaitInsideACallbackTests {
+  // 8. Past 1 024 queued changes, a setter that a blocked callback waits for must not wait
+  // forever.
+
+  @Test func aCallbackThatWaitsForAnotherThreadsSetOfTheSameObservableReturnsPastTheLimit() {
+    let source = Observable(0)
+    let otherSetReturned = RecordingLog<Bool>()
+    let token = source.observe { value, _ in
+      guard value == 1 else { return }
+      // 1 100 re-entrant changes queued behind this round: past the queued-change limit.
+      for next in 2...1_101 { source.value = next }
+      let other = runInBackground(on: DispatchQueue(label: "other setter")) {
+        source.value = -1
+      }
+      otherSetReturned.append(other.waitUntilFinished("the other setter", timeout: 5))
+    }
+    let setter = runInBackground(on: DispatchQueue(label: "setter")) { source.value = 1 }
+    #expect(setter.waitUntilFinished("the first setter", timeout: 20))
+    #expect(otherSetReturned.events == [true])
+    #expect(source.value == -1 || source.value == 1_101)
+    withExtendedLifetime(token) {}
+  }
+
+  // 9. A transaction ended inside a callback stores and returns: its rounds never wait for a
+  // turn (a cycle of waits could close), like a plain set made there.
+
+  @Test func aTransactionEndedInsideACallbackDoesNotWaitForAnotherThreadsRound() {
+    let held = Observable(0)
+    let watched = Observable(0)
+    let gate = Gate("the other thread's round")
+    let heldToken = held.observe { value, _ in if value == 1 { gate.block() } }
+    let elapsed = RecordingLog<UInt64>()
+    let watchedToken = watched.observe { value, _ in
+      guard value == 1 else { return }
+      let start = DispatchTime.now().uptimeNanoseconds
+      for next in 2...21 { withObservationTransaction { held.value = next } }
+      elapsed.append(DispatchTime.now().uptimeNanoseconds - start)
+    }
+    gate.runOnAnotherThread {
+      held.value = 1
+    } whileBlocked: {
+      watched.value = 1
+    }
+    // Twenty waits for a turn that cannot come would take 20 x 100 ms.
+    #expect((elapsed.events.first ?? .max) < 1_000_000_000)
+    withExtendedLifetime((heldToken, watchedToken)) {}
+  }
+}

@@ -86,9 +86,8 @@ public class ReadOnlyObservable<Value> {
   /// every removal, since asking a generic array whether it is empty costs a metadata look-up.
   @exclusivity(unchecked) private var gatesInProgress = 0
   @exclusivity(unchecked) private var needsCompaction = false
-  /// Setters from other threads waiting for their turn, and how many changes are queued.
+  /// Setters from other threads waiting for their turn.
   @exclusivity(unchecked) private var waiters: [TurnWaiter] = []
-  @exclusivity(unchecked) private var queuedChanges = 0
   /// Counts rounds and hand-overs, so a waiting setter can tell a slow turn from a stuck one.
   @exclusivity(unchecked) private var progress: UInt = 0
   @exclusivity(unchecked) private var tracer: Tracer?
@@ -372,10 +371,15 @@ public class ReadOnlyObservable<Value> {
   }
 
   /// Runs a transaction's round for this observable: from the value before the transaction to
-  /// the current one.
+  /// the current one. A transaction that ends inside a callback is nested like a set made there:
+  /// its rounds never wait for a turn.
   final func commitTransaction(from oldValue: Value) {
+    // The transaction's end opened a propagation of its own around its rounds.
+    let isNested = ObservationContext.withCurrent(slot: contextSlot) { context in
+      context.propagationDepth > 1 || context.isFlushing
+    }
     lock.lock()
-    startRound(old: oldValue, new: storage, isNested: false)
+    startRound(old: oldValue, new: storage, isNested: isNested)
   }
 
   /// Entered with the lock held after a change was stored; returns with it released once this
@@ -386,8 +390,9 @@ public class ReadOnlyObservable<Value> {
     case .enqueue:
       enqueueChange(old: oldValue, new: newValue, setter: thread)
       lock.unlock()
-    case .enqueueAndWait where isNested && queuedChanges < Self.queuedChangeLimit:
-      // For the delivery queue (see `DeliveryState`): waiting here could close a cycle.
+    case .enqueueAndWait where isNested:
+      // For the delivery queue (see `DeliveryState`): waiting here could close a cycle, however
+      // long the queue is.
       enqueueChange(old: oldValue, new: newValue, setter: nil)
       lock.unlock()
     case .enqueueAndWait:
@@ -726,7 +731,6 @@ public class ReadOnlyObservable<Value> {
       didDequeue(pending.popFirst().unsafelyUnwrapped)
       switch event {
       case .change(let oldValue, let newValue, _):
-        queuedChanges -= 1
         for gate in reachedGates where !gate.isOpen { gate.miss(old: oldValue, new: newValue) }
         let tracer = tracer
         let lanes = hasMainActorLanes ? mainActorLanes : nil
@@ -994,7 +998,6 @@ public class ReadOnlyObservable<Value> {
   @inline(never)
   private func enqueueChange(old oldValue: Value, new newValue: Value, setter: ThreadID?) {
     enqueue(.change(old: oldValue, new: newValue, setter: setter))
-    queuedChanges += 1
   }
 
   // MARK: - Turns
@@ -1006,9 +1009,6 @@ public class ReadOnlyObservable<Value> {
 
   /// How long a setter waits for its turn before leaving its change to the deliverer.
   private static var turnTimeout: DispatchTimeInterval { .milliseconds(100) }
-
-  /// How many changes may wait before a setter keeps waiting instead of leaving its change.
-  private static var queuedChangeLimit: Int { 1024 }
 
   /// Entered by the deliverer with the lock held when the head of the queue is a change it does
   /// not deliver itself and none of its own is queued: hands the role to `setter` (waiting for
@@ -1044,9 +1044,9 @@ public class ReadOnlyObservable<Value> {
 
   /// Waits, without the lock, until a deliverer hands this thread the role; returns `true` then,
   /// or `false` if another thread delivered the change for it. If no round is delivered for a
-  /// whole `turnTimeout` and the queue has room, the thread's queued changes are left to the
-  /// deliverer and it returns `false`: waiting longer could deadlock when a callback on the
-  /// delivering thread is itself waiting for this thread.
+  /// whole `turnTimeout`, the thread's queued changes are left to the deliverer and it returns
+  /// `false`: waiting longer could deadlock when a callback on the delivering thread is itself
+  /// waiting for this thread.
   private func waitForTurn(_ waiter: TurnWaiter) -> Bool {
     var lastProgress = lock.withLock { progress }
     while true {
@@ -1068,19 +1068,18 @@ public class ReadOnlyObservable<Value> {
         lock.unlock()
         continue
       }
-      if queuedChanges < Self.queuedChangeLimit {
-        waiters.removeAll { $0 === waiter }
-        pending.updateEach { event in
-          guard case .change(let oldValue, let newValue, waiter.thread?) = event else {
-            return event
-          }
-          // Rare (a callback blocked the deliverer for a whole timeout): the deliverer takes it.
-          return .change(old: oldValue, new: newValue, setter: .anyDeliverer)
+      // No round for a whole timeout: the deliverer may be a callback waiting for this very
+      // thread, so waiting on could deadlock, however long the queue. The deliverer takes the
+      // change.
+      waiters.removeAll { $0 === waiter }
+      pending.updateEach { event in
+        guard case .change(let oldValue, let newValue, waiter.thread?) = event else {
+          return event
         }
-        lock.unlock()
-        return false
+        return .change(old: oldValue, new: newValue, setter: .anyDeliverer)
       }
       lock.unlock()
+      return false
     }
   }
 }
