@@ -134,3 +134,44 @@ struct EngineNoWaitInsideACallbackTests {
     withExtendedLifetime((heldToken, watchedToken)) {}
   }
 }
+
+@Suite("Engine: gated registrations")
+struct EngineGatedRegistrationTests {
+  // 3. A gated registration that removes itself in a caught-up `.old` gets no `.new`.
+
+  @Test func aGatedRegistrationRemovedInsideACaughtUpOldGetsNoNew() {
+    let source = Observable(0)
+    let roundOne = Gate("round 1")
+    let seen = RecordingLog<Int>()
+    let first = source.observe { value, _ in
+      seen.append(value)
+      if value == 1 { roundOne.block() }
+    }
+    let log = RecordingLog<String>()
+    let owner = Owner()
+    roundOne.runOnAnotherThread {
+      source.value = 1
+    } whileBlocked: {
+      // The round it missed is caught up inside this registering call, on this thread.
+      source.addObserver(owner, options: [.initial, .old, .new]) { value, option in
+        switch option {
+        case .initial:
+          log.append("initial \(value)")
+          // Make the gate miss a round: another thread sets 2 once round 1 is released.
+          let setter = runInBackground(on: DispatchQueue(label: "setter")) { source.value = 2 }
+          roundOne.open()
+          setter.waitUntilFinished("the setter of 2")
+        case .old:
+          log.append("old \(value)")
+          source.removeObserver(owner)
+        default:
+          log.append("new \(value)")
+        }
+      }
+    }
+    #expect(seen.events == [1, 2])
+    #expect(log.events == ["initial 1", "old 1"])
+    #expect(source.observerCount == 1)
+    withExtendedLifetime(first) {}
+  }
+}

@@ -819,11 +819,18 @@ public class ReadOnlyObservable<Value> {
     func deliver() {
       // Only the deliverer touches an open gate, so its backlog is stable here.
       var entry = gate.entry
-      for (oldValue, newValue) in gate.backlog {
-        // A removal from another thread may cancel the gate meanwhile.
-        guard !observable.lock.withLock({ gate.isCancelled }) else { break }
-        if entry.wants(Entry.oldBit) { call(&entry, oldValue, .old) }
-        if entry.wants(Entry.newBit) { call(&entry, newValue, .new) }
+      // A removal may cancel the gate meanwhile: from another thread, or from the entry's own
+      // `.old` callback, after which its `.new` must not run.
+      let isLive = { !observable.lock.withLock { gate.isCancelled } }
+      rounds: for (oldValue, newValue) in gate.backlog {
+        if entry.wants(Entry.oldBit) {
+          guard isLive() else { break rounds }
+          call(&entry, oldValue, .old)
+        }
+        if entry.wants(Entry.newBit) {
+          guard isLive() else { break rounds }
+          call(&entry, newValue, .new)
+        }
       }
       observable.lock.lock()
       var released: [Callback] = []
