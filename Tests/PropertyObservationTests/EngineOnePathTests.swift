@@ -175,3 +175,44 @@ struct EngineGatedRegistrationTests {
     withExtendedLifetime(first) {}
   }
 }
+
+/// An actor with two registrations on one observable, for the order of their calls.
+private actor TwoRegistrations {
+  private(set) var log: [String] = []
+  private var tokens: [ObservationToken] = []
+
+  func register(on source: Observable<Int>) {
+    tokens.append(source.observe { value, _ in self.log.append("A\(value)") })
+    tokens.append(source.observe { value, _ in self.log.append("B\(value)") })
+  }
+
+  /// Keeps the actor busy until `released` is signalled (with a deadline).
+  func hold(until released: DispatchSemaphore, arrived: DispatchSemaphore) {
+    arrived.signal()
+    _ = released.wait(timeout: .now() + testTimeout)
+  }
+}
+
+@Suite("Engine: actor isolation")
+struct EngineActorLaneTests {
+  // 6. Calls to one actor arrive round by round, in registration order within a round, as
+  // main-actor calls do.
+
+  @Test func registrationsFromOneActorAreCalledRoundByRound() async {
+    let source = Observable(0)
+    let recorder = TwoRegistrations()
+    await recorder.register(on: source)
+    let released = DispatchSemaphore(value: 0)
+    let arrived = DispatchSemaphore(value: 0)
+    let holding = Task { await recorder.hold(until: released, arrived: arrived) }
+    #expect(arrived.wait(timeout: .now() + testTimeout) == .success)
+    for value in 1...3 { source.value = value }
+    released.signal()
+    await holding.value
+    let deadline = DispatchTime.now() + testTimeout
+    while await recorder.log.count < 6 && DispatchTime.now() < deadline {
+      try? await Task.sleep(nanoseconds: 1_000_000)
+    }
+    #expect(await recorder.log == ["A1", "B1", "A2", "B2", "A3", "B3"])
+  }
+}

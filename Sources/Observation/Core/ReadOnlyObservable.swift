@@ -94,6 +94,8 @@ public class ReadOnlyObservable<Value> {
   /// The lanes of this observable's main-actor registrations, one per main scheduler (almost
   /// always just `.main`); they only ever grow. A round takes a copy under the lock.
   @exclusivity(unchecked) private var mainActorLanes: [any RoundLane] = []
+  /// The lanes of this observable's registrations made on other actors, one per actor.
+  @exclusivity(unchecked) private var actorLanes: [ActorLane<Call<Value>>] = []
   /// Whether `mainActorLanes` is not empty, checked instead of it so that an observable without
   /// main-actor registrations pays nothing per round.
   @exclusivity(unchecked) private var hasMainActorLanes = false
@@ -218,6 +220,25 @@ public class ReadOnlyObservable<Value> {
       && endedDuringDelivery.contains {
         handle.serial < $0.before && handle.key.isSelected(by: $0.selection)
       }
+  }
+
+  /// The lane of this observable's registrations made on `actor`: shared by all of them, so that
+  /// their calls run in the order of rounds and, within a round, of registrations. Lanes whose
+  /// actor is gone are dropped here.
+  final func actorLane(for actor: any Actor) -> ActorLane<Call<Value>> {
+    let (lane, dropped): (ActorLane<Call<Value>>, [ActorLane<Call<Value>>]) = lock.withLock {
+      let dropped = actorLanes.filter { !$0.isAlive }
+      actorLanes.removeAll { !$0.isAlive }
+      if let lane = actorLanes.first(where: { $0.runs(on: actor) }) { return (lane, dropped) }
+      let lane = ActorLane<Call<Value>>(actor: actor) { call in
+        call.target?.run(call.value, call.option)
+      }
+      actorLanes.append(lane)
+      return (lane, dropped)
+    }
+    // Released after unlocking: a dropped lane may still hold values, whose deinit is user code.
+    withExtendedLifetime(dropped) {}
+    return lane
   }
 
   /// Removes every registration owned by `observer`: its `addObserver` and

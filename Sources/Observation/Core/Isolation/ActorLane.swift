@@ -27,6 +27,16 @@ final class ActorLane<Item> {
     lock.deallocate()
   }
 
+  /// Whether this lane delivers on `actor`.
+  func runs(on actor: any Actor) -> Bool {
+    self.actor === actor
+  }
+
+  /// Whether the lane's actor still exists (a lane holds it weakly).
+  var isAlive: Bool {
+    actor != nil
+  }
+
   func submit(_ item: Item) {
     lock.lock()
     items.append(item)

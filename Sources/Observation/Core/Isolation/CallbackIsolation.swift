@@ -46,7 +46,7 @@ enum CallbackIsolation {
     switch self {
     case .delivering: callback
     case .mainActor: Self.confineToMainActor(callback, owner: owner, key: key(), on: observable)
-    case .actor(let actor): Self.confine(callback, owner: owner, to: actor)
+    case .actor(let actor): Self.confine(callback, owner: owner, to: actor, on: observable)
     }
   }
 
@@ -64,25 +64,29 @@ enum CallbackIsolation {
     return { value, option in handle.dispatch(value, option) }
   }
 
-  /// ``confine(_:owner:on:)`` for another actor: through a lane of its own on `actor`.
+  /// ``confine(_:owner:on:)`` for another actor: through the observable's lane for `actor`,
+  /// shared by every registration made there, so calls arrive round by round and, within a
+  /// round, in registration order.
   @inline(never)
   private static func confine<Value>(
     _ callback: @escaping (Value, ObservableOptions) -> Void,
     owner: AnyObject?,
-    to actor: any Actor
+    to actor: any Actor,
+    on observable: ReadOnlyObservable<Value>
   ) -> (Value, ObservableOptions) -> Void {
     let target = ConfinedCallback(callback, owner: owner)
-    let lane = ActorLane<Call<Value>>(actor: actor) { [weak target] call in
-      target?.run(call)
-    }
+    let lane = observable.actorLane(for: actor)
+    // The closure holds `target`; waiting calls hold it weakly, so they find nothing to run once
+    // the registration ends and releases the closure.
     return { value, option in
-      withExtendedLifetime(target) { lane.submit(Call(value: value, option: option)) }
+      lane.submit(Call(target: target, value: value, option: option))
     }
   }
 }
 
-/// One call waiting in a lane.
+/// One call waiting in an actor lane.
 struct Call<Value> {
+  weak var target: ConfinedCallback<Value>?
   let value: Value
   let option: ObservableOptions
 }

@@ -12,10 +12,6 @@ final class ConfinedCallback<Value> {
     self.hasOwner = owner != nil
   }
 
-  func run(_ call: Call<Value>) {
-    run(call.value, call.option)
-  }
-
   func run(_ value: Value, _ option: ObservableOptions) {
     guard hasOwner else { return callback(value, option) }
     // A dead owner is never called, not even for a call that was waiting when it died.
