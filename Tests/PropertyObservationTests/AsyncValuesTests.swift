@@ -1,3 +1,4 @@
+import Dispatch
 import PropertyObservation
 import TestSupport
 import Testing
@@ -76,7 +77,8 @@ struct AsyncValuesTests {
     let sequence = newestOnly ? counter.values(bufferingPolicy: .newest) : counter.values
     let taken = Gate("the consumer's turn")
     let last = 300
-    let producer = runInBackground {
+    // A serial queue of its own always gets a thread, even while other tests hold the pool's.
+    let producer = runInBackground(on: DispatchQueue(label: "producer")) {
       for value in 1...last {
         taken.block()
         counter.value = value

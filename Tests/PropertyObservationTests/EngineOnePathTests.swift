@@ -186,10 +186,9 @@ private actor TwoRegistrations {
     tokens.append(source.observe { value, _ in self.log.append("B\(value)") })
   }
 
-  /// Keeps the actor busy until `released` is signalled (with a deadline).
-  func hold(until released: DispatchSemaphore, arrived: DispatchSemaphore) {
-    arrived.signal()
-    _ = released.wait(timeout: .now() + testTimeout)
+  /// Sets `values` while the actor is busy running this method, so every call waits for it.
+  func set(_ values: ClosedRange<Int>, on source: Observable<Int>) {
+    for value in values { source.value = value }
   }
 }
 
@@ -202,17 +201,69 @@ struct EngineActorLaneTests {
     let source = Observable(0)
     let recorder = TwoRegistrations()
     await recorder.register(on: source)
-    let released = DispatchSemaphore(value: 0)
-    let arrived = DispatchSemaphore(value: 0)
-    let holding = Task { await recorder.hold(until: released, arrived: arrived) }
-    #expect(arrived.wait(timeout: .now() + testTimeout) == .success)
-    for value in 1...3 { source.value = value }
-    released.signal()
-    await holding.value
+    await recorder.set(1...3, on: source)
     let deadline = DispatchTime.now() + testTimeout
     while await recorder.log.count < 6 && DispatchTime.now() < deadline {
       try? await Task.sleep(nanoseconds: 1_000_000)
     }
     #expect(await recorder.log == ["A1", "B1", "A2", "B2", "A3", "B3"])
+  }
+}
+
+@Suite("Engine: registration order around a gate")
+struct EngineGateOrderTests {
+  // Issue 31, item 2: a registration made while a gated registration is still in `.initial` is
+  // called after it, as registration order says.
+
+  @Test func aRegistrationMadeDuringAGatedInitialComesAfterIt() {
+    let source = Observable(0)
+    let roundOne = Gate("round 1")
+    let first = source.observe { value, _ in if value == 1 { roundOne.block() } }
+    let log = RecordingLog<String>()
+    let gatedOwner = Owner()
+    let laterOwner = Owner()
+    roundOne.runOnAnotherThread {
+      source.value = 1
+    } whileBlocked: {
+      source.addObserver(gatedOwner, options: [.initial, .new]) { value, option in
+        guard option == .initial else { return log.append("G \(value)") }
+        // While G is inside `.initial`, the round ends and R registers.
+        roundOne.open()
+        let other = runInBackground(on: DispatchQueue(label: "registrar")) {
+          source.addObserver(laterOwner) { value, _ in log.append("R \(value)") }
+        }
+        other.waitUntilFinished("R's registration")
+      }
+    }
+    source.value = 2
+    #expect(log.events == ["G 2", "R 2"])
+    withExtendedLifetime(first) {}
+  }
+
+  @Test func aRegistrationMadeDuringAGatedInitialAfterItsRoundsStillSeesOnlyLaterRounds() {
+    // R registers while G's gate has already missed round 2; R must not get round 2, G must.
+    let source = Observable(0)
+    let roundOne = Gate("round 1")
+    let first = source.observe { value, _ in if value == 1 { roundOne.block() } }
+    let log = RecordingLog<String>()
+    let gatedOwner = Owner()
+    let laterOwner = Owner()
+    roundOne.runOnAnotherThread {
+      source.value = 1
+    } whileBlocked: {
+      source.addObserver(gatedOwner, options: [.initial, .new]) { value, option in
+        guard option == .initial else { return log.append("G \(value)") }
+        let setter = runInBackground(on: DispatchQueue(label: "setter")) { source.value = 2 }
+        roundOne.open()
+        setter.waitUntilFinished("the setter of 2")
+        let other = runInBackground(on: DispatchQueue(label: "registrar")) {
+          source.addObserver(laterOwner) { value, _ in log.append("R \(value)") }
+        }
+        other.waitUntilFinished("R's registration")
+      }
+    }
+    source.value = 3
+    #expect(log.events == ["G 2", "G 3", "R 3"])
+    withExtendedLifetime(first) {}
   }
 }

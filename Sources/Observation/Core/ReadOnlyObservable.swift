@@ -77,14 +77,15 @@ public class ReadOnlyObservable<Value> {
     []
   /// The serial of the next main-actor handle.
   @exclusivity(unchecked) private var nextHandleSerial: UInt = 0
-  /// Gated registrations the deliverer has reached: closed ones collect the rounds they miss,
-  /// open ones wait to be caught up.
-  @exclusivity(unchecked) private var reachedGates: [Gate<Value>] = []
-  /// Gates whose missed rounds the deliverer is delivering right now: a removal still finds them.
-  @exclusivity(unchecked) private var catchingUp: [Gate<Value>] = []
-  /// How many gates `reachedGates` and `catchingUp` hold together: checked instead of them on
-  /// every removal, since asking a generic array whether it is empty costs a metadata look-up.
-  @exclusivity(unchecked) private var gatesInProgress = 0
+  /// Registrations the deliverer has reached behind a gate that was still closed, with the
+  /// rounds they missed: they join the list, in order, once every gate among them is open and
+  /// they are caught up (see ``HeldRegistrations``).
+  @exclusivity(unchecked) private var held: HeldRegistrations<Value>?
+  /// The held registrations the deliverer is catching up right now: a removal still finds them.
+  @exclusivity(unchecked) private var catchingUp: HeldRegistrations<Value>?
+  /// Whether `held` or `catchingUp` is set: checked instead of them on every registration and
+  /// removal, since reading a generic optional costs a metadata look-up.
+  @exclusivity(unchecked) private var hasHeldRegistrations = false
   @exclusivity(unchecked) private var needsCompaction = false
   /// Setters from other threads waiting for their turn.
   @exclusivity(unchecked) private var waiters: [TurnWaiter] = []
@@ -288,8 +289,8 @@ public class ReadOnlyObservable<Value> {
   final func feed(_ newValue: Value) {
     ObservationContext.withCurrent(slot: contextSlot) { context in
       lock.lock()
-      guard !context.isInTransaction, state.role == .idle, observers.count <= 1, tracer == nil,
-        !hasPending, !hasBoundaryWork, !needsCompaction
+      guard FastPaths.areEnabled, !context.isInTransaction, state.role == .idle,
+        observers.count <= 1, tracer == nil, !hasPending, !hasBoundaryWork, !needsCompaction
       else {
         lock.unlock()
         store(newValue, ifVersion: nil, in: context)
@@ -450,9 +451,9 @@ public class ReadOnlyObservable<Value> {
   // several times what appending costs.
   @inline(__always)
   final func register(_ draft: consuming NewEntry, replacing: Bool, initial: Callback?) {
-    if initial == nil && !draft.isRemoved {
+    if FastPaths.areEnabled && initial == nil && !draft.isRemoved {
       lock.lock()
-      if state.role == .idle && !hasPending && gatesInProgress == 0 {
+      if state.role == .idle && !hasPending && !hasHeldRegistrations {
         if !replacing && observers.hasRoom {
           observers.appendAssumingRoom(draft)
           lock.unlock()
@@ -555,9 +556,7 @@ public class ReadOnlyObservable<Value> {
     released: inout [Callback]
   ) {
     if hasPending { cancelQueuedAdds(selection, released: &released) }
-    if gatesInProgress > 0 {
-      cancelReachedGates(selection, released: &released)
-    }
+    if hasHeldRegistrations { cancelHeldRegistrations(selection, released: &released) }
     let action = state.remove(on: .current)
     if action != .removeNow && hasMainActorLanes {
       endedDuringDelivery.append((selection, before: nextHandleSerial))
@@ -596,7 +595,7 @@ public class ReadOnlyObservable<Value> {
     guard case .handle(let identity) = selection else {
       pending.updateEach { event in
         guard let entry = event.registration, entry.isSelected(by: selection) else { return event }
-        queuedRegistrations[entry.identity] = nil
+        if entry.kindBits >= Entry.handleKind { queuedRegistrations[entry.identity] = nil }
         return cancelled(event, released: &released)
       }
       return
@@ -619,6 +618,7 @@ public class ReadOnlyObservable<Value> {
       released.append(entry.takeCallback(leaving: observers.vacantCallback))
       return .cancelled
     case .gated(let gate):
+      // Its `.initial` runs the registering thread's own reference to the closure.
       gate.cancel(released: &released, leaving: observers.vacantCallback)
       return event
     case .change, .cancelled:
@@ -626,9 +626,14 @@ public class ReadOnlyObservable<Value> {
     }
   }
 
-  private func cancelReachedGates(_ selection: Selection, released: inout [Callback]) {
-    for gate in reachedGates + catchingUp where gate.entry.isSelected(by: selection) {
-      gate.cancel(released: &released, leaving: observers.vacantCallback)
+  /// Cancels the held registrations `selection` names and releases their closures at once, even
+  /// in a segment being caught up: the catch-up calls a copy of the entry, which keeps the
+  /// closure it runs alive for that call.
+  private func cancelHeldRegistrations(_ selection: Selection, released: inout [Callback]) {
+    for segment in [held, catchingUp] {
+      for gate in segment?.gates ?? [] where gate.entry.isSelected(by: selection) {
+        gate.cancel(released: &released, leaving: observers.vacantCallback)
+      }
     }
   }
 
@@ -638,23 +643,27 @@ public class ReadOnlyObservable<Value> {
   private func openGate(_ gate: Gate<Value>) {
     lock.lock()
     gate.isOpen = true
-    switch state.openGate(on: .current, missedRounds: !gate.backlog.isEmpty) {
+    let missedRounds = held.map { $0.isReady && !$0.backlog.isEmpty } ?? false
+    switch state.openGate(on: .current, missedRounds: missedRounds) {
     case .leaveToDeliverer:
       hasBoundaryWork = true
       lock.unlock()
     case .applyRegistrations:
+      // Nothing runs: what is queued behind this gate, and held registrations that missed no
+      // round, join the list now, in order, up to the next closed gate.
       var released: [Callback] = []
-      if let index = reachedGates.firstIndex(where: { $0 === gate }) {
-        // Reached by a deliverer that has finished since, without a round to keep for it.
-        reachedGates.remove(at: index)
-        gatesInProgress -= 1
-        hasBoundaryWork = !reachedGates.isEmpty
-        _ = apply(.gated(gate), released: &released)
+      if let segment = held, segment.isReady {
+        held = nil
+        hasHeldRegistrations = catchingUp != nil
+        hasBoundaryWork = false
+        for gate in segment.gates { join(gate, released: &released) }
       }
-      while let event = pending.first, apply(event, released: &released) {
-        didDequeue(pending.popFirst().unsafelyUnwrapped)
+      if held == nil {
+        while let event = pending.first, apply(event, released: &released) {
+          didDequeue(pending.popFirst().unsafelyUnwrapped)
+        }
+        hasPending = !pending.isEmpty
       }
-      hasPending = !pending.isEmpty
       lock.unlock()
       Lock.assertNotHeld()
       released = []
@@ -662,6 +671,16 @@ public class ReadOnlyObservable<Value> {
       hasBoundaryWork = true
       lock.unlock()
       drain()
+    }
+  }
+
+  /// Adds a held registration's entry to the list, or releases the closure of a cancelled one;
+  /// lock held.
+  private func join(_ gate: Gate<Value>, released: inout [Callback]) {
+    if !gate.isCancelled && gate.entry.isLive {
+      observers.append(gate.entry, released: &released)
+    } else {
+      released.append(gate.takeCallback(leaving: observers.vacantCallback))
     }
   }
 
@@ -752,7 +771,7 @@ public class ReadOnlyObservable<Value> {
       didDequeue(pending.popFirst().unsafelyUnwrapped)
       switch event {
       case .change(let oldValue, let newValue, _):
-        for gate in reachedGates where !gate.isOpen { gate.miss(old: oldValue, new: newValue) }
+        held?.backlog.append((oldValue, newValue))
         let tracer = tracer
         let lanes = hasMainActorLanes ? mainActorLanes : nil
         lock.unlock()
@@ -767,12 +786,15 @@ public class ReadOnlyObservable<Value> {
           waiter.semaphore.signal()
         }
       case .add, .gated, .cancelled:
-        if !apply(event, released: &released) {
-          guard case .gated(let gate) = event else { preconditionFailure("Not a closed gate.") }
-          // Closed: the rounds from here on are kept for it.
-          reachedGates.append(gate)
-          gatesInProgress += 1
+        if let gate = heldGate(for: event) {
+          // Behind a closed gate: held, with the rounds from here on kept for it, so that its
+          // place in the order is kept.
+          if held == nil { held = HeldRegistrations() }
+          held.unsafelyUnwrapped.hold(gate)
+          hasHeldRegistrations = true
           hasBoundaryWork = true
+        } else {
+          _ = apply(event, released: &released)
         }
       }
     }
@@ -820,63 +842,78 @@ public class ReadOnlyObservable<Value> {
   }
 
   /// What the deliverer does between rounds, lock held: applies removals from other threads and
-  /// returns the next open gate to catch up, if any (delivered after unlocking).
+  /// returns the held registrations to catch up, once every gate among them is open (delivered
+  /// after unlocking).
   private func boundaryWork(released: inout [Callback]) -> CatchUp? {
     applyDeferredRemovals(released: &released)
-    // Closed gates keep the flag up: every round must be recorded for them.
-    hasBoundaryWork = !reachedGates.isEmpty
-    guard let index = reachedGates.firstIndex(where: { $0.isOpen }) else { return nil }
-    let gate = reachedGates.remove(at: index)
-    catchingUp.append(gate)
-    hasBoundaryWork = !reachedGates.isEmpty
-    return CatchUp(gate: gate, observable: self)
+    guard let segment = held else {
+      hasBoundaryWork = false
+      return nil
+    }
+    // A closed gate keeps the flag up: every round must be kept for it.
+    guard segment.isReady else { return nil }
+    held = nil
+    catchingUp = segment
+    hasBoundaryWork = false
+    return CatchUp(segment: segment, observable: self)
   }
 
-  /// Delivers a gate's missed rounds to its entry, then adds the entry to the list.
+  /// For a queued registration the deliverer reaches, the gate that holds it back: its own gate
+  /// if still closed, or a new open one when registrations are already held (it must come after
+  /// them); `nil` when it may join the list now. Lock held.
+  private func heldGate(for event: PendingEvent) -> Gate<Value>? {
+    switch event {
+    case .gated(let gate) where !gate.isOpen || held != nil: return gate
+    case .add(let entry) where held != nil: return Gate(entry: entry, isOpen: true)
+    default: return nil
+    }
+  }
+
+  /// Delivers the rounds held registrations missed, round by round and in registration order
+  /// within a round (each from the round after its registration), then adds them to the list.
   private struct CatchUp {
-    let gate: Gate<Value>
+    let segment: HeldRegistrations<Value>
     let observable: ReadOnlyObservable<Value>
 
     func deliver() {
-      // Only the deliverer touches an open gate, so its backlog is stable here.
-      var entry = gate.entry
-      // A removal may cancel the gate meanwhile: from another thread, or from the entry's own
-      // `.old` callback, after which its `.new` must not run.
-      let isLive = { !observable.lock.withLock { gate.isCancelled } }
-      rounds: for (oldValue, newValue) in gate.backlog {
-        if entry.wants(Entry.oldBit) {
-          guard isLive() else { break rounds }
-          call(&entry, oldValue, .old)
+      // Only the deliverer touches a ready segment, so its backlog is stable here. A removal may
+      // cancel a gate meanwhile: from another thread, or from an entry's own `.old` callback,
+      // after which its `.new` must not run.
+      for (round, (oldValue, newValue)) in segment.backlog.enumerated() {
+        for gate in segment.gates where gate.firstRound <= round {
+          call(gate, oldValue, .old, bit: Entry.oldBit)
         }
-        if entry.wants(Entry.newBit) {
-          guard isLive() else { break rounds }
-          call(&entry, newValue, .new)
+        for gate in segment.gates where gate.firstRound <= round {
+          call(gate, newValue, .new, bit: Entry.newBit)
         }
       }
       observable.lock.lock()
       var released: [Callback] = []
       // Removals that arrived during the catch-up come first (the append may compact).
       observable.applyDeferredRemovals(released: &released)
-      if !gate.isCancelled, entry.isLive {
-        observable.observers.append(entry, released: &released)
-      } else {
-        released.append(gate.takeCallback(leaving: observable.observers.vacantCallback))
-      }
-      gate.backlog = []
-      observable.catchingUp.removeAll { $0 === gate }
-      observable.gatesInProgress -= 1
+      for gate in segment.gates { observable.join(gate, released: &released) }
+      observable.catchingUp = nil
+      observable.hasHeldRegistrations = observable.held != nil
       observable.lock.unlock()
+      Lock.assertNotHeld()
+      released = []
     }
 
-    private func call(_ entry: inout Entry, _ value: Value, _ option: ObservableOptions) {
-      let callback = entry.callback
+    private func call(
+      _ gate: Gate<Value>, _ value: Value, _ option: ObservableOptions, bit: UInt
+    ) {
+      // A copy, read under the lock: it keeps the closure alive for this call even if a removal
+      // releases the gate's own reference meanwhile.
+      let entry = observable.lock.withLock { gate.entry }
+      // A cancelled gate's entry is marked removed: it wants nothing.
+      guard entry.wants(bit) else { return }
       if entry.isMainActorToken {
         ReadOnlyObservable.callThroughHandle(entry.owner, value, option)
       } else if entry.isToken {
-        callback(value, option)
+        entry.callback(value, option)
       } else if let owner = entry.owner {
-        callback(value, option)
-        withExtendedLifetime(owner) {}
+        entry.callback(value, option)
+        keepAlive(owner)
       }
     }
   }
@@ -1157,33 +1194,32 @@ private final class TurnWaiter {
   }
 }
 
-/// A registration with `.initial` made on one thread while another thread delivers: its entry
-/// joins the list only after `.initial` has returned, and the rounds it misses meanwhile are kept
-/// for it. Every property is guarded by the observable's lock; once open, only the deliverer
-/// reads it.
+/// A registration with `.initial`, whose entry joins the list only after `.initial` has
+/// returned on its registering thread (or a registration queued behind such a one, open from the
+/// start). Every property is guarded by the observable's lock; once all gates of its segment are
+/// open, only the deliverer reads it.
 private final class Gate<Value> {
   private(set) var entry: ObserverEntry<Value>
-  var isOpen = false
+  var isOpen: Bool
   private(set) var isCancelled = false
-  var backlog: [(Value, Value)] = []
+  /// The first round of its segment's backlog that it missed (the ones before it were made
+  /// before it registered).
+  var firstRound = 0
 
-  init(entry: ObserverEntry<Value>) {
+  init(entry: ObserverEntry<Value>, isOpen: Bool = false) {
     self.entry = entry
+    self.isOpen = isOpen
   }
 
-  func miss(old oldValue: Value, new newValue: Value) {
-    backlog.append((oldValue, newValue))
-  }
-
-  /// Cancels the gate; unless the deliverer may be calling its closure, moves the closure to
-  /// `released`, leaving `vacant`.
+  /// Cancels the gate and moves its closure to `released`, leaving `vacant`, so that what it
+  /// captured is released at once. A catch-up that may be calling it holds its own copy.
   func cancel(
     released: inout [(Value, ObservableOptions) -> Void],
     leaving vacant: @escaping (Value, ObservableOptions) -> Void
   ) {
+    guard !isCancelled else { return }
     isCancelled = true
     entry.markRemoved()
-    if isOpen { return }  // the deliverer may be calling it; it is released when caught up
     released.append(entry.takeCallback(leaving: vacant))
   }
 
@@ -1192,6 +1228,23 @@ private final class Gate<Value> {
     leaving vacant: @escaping (Value, ObservableOptions) -> Void
   ) -> (Value, ObservableOptions) -> Void {
     entry.takeCallback(leaving: vacant)
+  }
+}
+
+/// Registrations the deliverer reached behind a gate that was still closed, in registration
+/// order, and the rounds delivered since the first of them: they keep their place in the order
+/// and miss no round, and join the list together once every gate among them is open. Guarded by
+/// the observable's lock.
+private final class HeldRegistrations<Value> {
+  private(set) var gates: [Gate<Value>] = []
+  var backlog: [(Value, Value)] = []
+
+  /// Whether every gate is open, so the segment can be caught up and join the list.
+  var isReady: Bool { gates.allSatisfy { $0.isOpen } }
+
+  func hold(_ gate: Gate<Value>) {
+    gate.firstRound = backlog.count
+    gates.append(gate)
   }
 }
 
