@@ -335,5 +335,7 @@ struct ObservableTests {
     observable.value = 1
     #expect(calls == Array(stride(from: 0, to: 100, by: 2)) + Array(100..<200))
     #expect(observable.observerCount == 150)
+    // An optimised build may end an array's lifetime after its last use: keep the owners alive.
+    withExtendedLifetime((owners, extra)) {}
   }
 }

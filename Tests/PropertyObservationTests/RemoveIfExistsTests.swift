@@ -47,6 +47,8 @@ struct RemoveIfExistsTests {
     calls = []
     source.value = 2
     #expect(calls == [0, 1, 2, 4, 5, 6, 7, 8, 9])
+    // An optimised build may end an array's lifetime after its last use: keep the owners alive.
+    withExtendedLifetime(labels) {}
   }
 
   @Test func addObserverWithoutRemoveIfExistsKeepsTheEarlierRegistration() {

@@ -328,17 +328,38 @@ public class ReadOnlyObservable<Value> {
       let isMainActorToken = entry.pointee.isMainActorToken
       lock.unlock()
       withExtendedLifetime(replaced) {}
-      context.beginPropagation()
-      if isMainActorToken {
-        // `owner` is its handle: no round decided where main-actor callbacks run.
-        Self.callThroughHandle(owner, newValue, .new)
-      } else {
-        callback(newValue, .new)
+      let call = {
+        if isMainActorToken {
+          // `owner` is its handle: no round decided where main-actor callbacks run.
+          Self.callThroughHandle(owner, newValue, .new)
+        } else {
+          callback(newValue, .new)
+        }
+        keepAlive(owner)
       }
-      keepAlive(owner)
-      context.endPropagation()
+      context.beginPropagation()
+      defer { context.endPropagation() }
+      // The call is this feed's last act, and so is each enclosing shortcut's: deep in a chain,
+      // leave it to the outermost shortcut of the run, which makes the calls one after another
+      // instead of one inside another. The order of the calls is the same.
+      guard context.chainDepth < Self.chainDepthPerFrame else {
+        context.deferredChainCall = call
+        return
+      }
+      context.chainDepth += 1
+      call()
+      if context.chainDepth == 1 {
+        while let next = context.deferredChainCall {
+          context.deferredChainCall = nil
+          next()
+        }
+      }
+      context.chainDepth -= 1
     }
   }
+
+  /// How many shortcut calls of a chain nest on the stack before the rest are made in a loop.
+  private static var chainDepthPerFrame: Int { 32 }
 
   /// Reads the value, lets `body` modify a copy without the lock (it is user code), and stores
   /// the result only if no other set happened meanwhile; otherwise it runs `body` again on the
@@ -386,9 +407,14 @@ public class ReadOnlyObservable<Value> {
     }
     // Inside a callback (of any observable) this thread must not wait for a turn.
     let isNested = context.propagationDepth > 0 || context.isFlushing
+    // A full round's calls are not the last act of the shortcuts around it: chains below it
+    // start a run of their own.
+    let chainDepth = context.chainDepth
+    context.chainDepth = 0
     context.beginPropagation()
     startRound(old: oldValue, new: newValue, isNested: isNested)
     context.endPropagation()
+    context.chainDepth = chainDepth
     return true
   }
 

@@ -7,11 +7,20 @@
 /// registrations reach it through a ``DerivedPipeline`` that holds it weakly), so it lives only
 /// as long as its users hold it; when it goes, its tokens go and end the upstream registrations.
 final class DerivedObservable<Value>: ReadOnlyObservable<Value> {
-  private let upstream: [ObservationToken]
+  private var upstream: [ObservationToken]
 
   init(seed: Value, rank: Int, upstream: [ObservationToken]) {
     self.upstream = upstream
     super.init(initialValue: seed, rank: rank)
+  }
+
+  deinit {
+    // Releasing a token can release the observable it observes, and so on up a chain: hand the
+    // tokens to the thread's context, which releases a chain one link after another instead of
+    // one inside another, so its depth does not grow the stack.
+    var tokens: [ObservationToken] = []
+    swap(&tokens, &upstream)
+    ObservationContext.current.release(consume tokens)
   }
 
   /// Registers on the sources through `register`, seeds the value from the `.initial` values the

@@ -41,6 +41,18 @@ final class ObservationContext {
   @exclusivity(unchecked) private(set) var isFlushing = false
   @exclusivity(unchecked) private var staleNodes: [any PropagationNode] = []
 
+  /// How many `feed` shortcut calls of a chain this thread is inside, counted from the nearest
+  /// full round, and the call the deepest of them left for the outermost one to make (see
+  /// ``ReadOnlyObservable/feed(_:)``): a chain of one-input operators then runs as a loop, so its
+  /// depth does not grow the stack.
+  @exclusivity(unchecked) var chainDepth = 0
+  @exclusivity(unchecked) var deferredChainCall: (() -> Void)?
+
+  /// Tokens whose release waits for an enclosing release on this thread to finish (see
+  /// ``release(_:)``).
+  @exclusivity(unchecked) private var pendingReleases: [[ObservationToken]] = []
+  @exclusivity(unchecked) private var isReleasing = false
+
   @exclusivity(unchecked) private(set) var transactionDepth = 0
   @exclusivity(unchecked) private var participants: [any TransactionParticipant] = []
 
@@ -131,6 +143,22 @@ final class ObservationContext {
         lowest == staleNodes.count - 1 ? staleNodes.removeLast() : staleNodes.remove(at: lowest)
       node.recompute(in: self)
     }
+  }
+
+  // MARK: - Releasing chains
+
+  /// Releases `tokens`, the upstream registrations of a derived observable that is going away.
+  /// Their release may release further derived observables, whose tokens come back here: they
+  /// are released in a loop by the outermost call, so a chain of any depth is torn down without
+  /// growing the stack.
+  func release(_ tokens: consuming [ObservationToken]) {
+    pendingReleases.append(consume tokens)
+    guard !isReleasing else { return }
+    isReleasing = true
+    while let next = pendingReleases.popLast() {
+      withExtendedLifetime(next) {}
+    }
+    isReleasing = false
   }
 
   // MARK: - Transactions
