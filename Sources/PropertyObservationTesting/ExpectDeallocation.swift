@@ -9,15 +9,23 @@
 /// long as the object lives, so the object never goes.
 ///
 /// ```swift
+/// @MainActor final class AccountViewController {
+///   var nameText = ""
+///
+///   func attach(_ name: Observable<String>) {
+///     name.observe(with: self) { controller, name in controller.nameText = name }
+///   }
+/// }
+///
 /// @Test @MainActor func closingTheScreenReleasesTheController() {
-///   let account = Account()
+///   let name = Observable("Madeline")
 ///   expectDeallocation {
 ///     let controller = AccountViewController()
-///     controller.attach(account)
-///     account.name.value = "Amelia"
+///     controller.attach(name)
+///     name.value = "Amelia"
 ///     return controller
 ///   }
-///   #expect(account.name.observerCount == 0)
+///   #expect(name.observerCount == 0)
 /// }
 /// ```
 ///

@@ -10,10 +10,21 @@ public import Dispatch
 /// no test needs a polling loop of its own:
 ///
 /// ```swift
+/// @MainActor final class ProfileViewController {
+///   var nameText = ""
+///
+///   func show(_ name: Observable<String>) {
+///     name.observe(with: self, options: [.initial, .new]) { controller, name in
+///       controller.nameText = name
+///     }
+///   }
+/// }
+///
 /// @Test @MainActor func loadingShowsTheName() async {
+///   let name = Observable("")
 ///   let controller = ProfileViewController()
-///   controller.show(profile)
-///   DispatchQueue.global().async { profile.name.value = "Amelia" }
+///   controller.show(name)
+///   DispatchQueue.global().async { name.value = "Amelia" }  // a network callback
 ///   await expectEventually { controller.nameText == "Amelia" }
 /// }
 /// ```
