@@ -29,7 +29,8 @@ public import Dispatch
 /// }
 /// ```
 ///
-/// If the deadline passes first, or the task is cancelled, the failure is reported to the test
+/// Once the deadline has passed, the condition is checked one last time. If it still does not
+/// hold, or if the task is cancelled first, the failure is reported to the test
 /// that is running, at the line of the call (through `Issue.record` in a Swift Testing test,
 /// through `XCTFail` in an XCTest case), and the function returns `false`.
 ///
@@ -60,18 +61,23 @@ public func expectEventually(
 ) async rethrows -> Bool {
   let deadline = DispatchTime.now() + timeout
   var pause: UInt64 = 1_000_000
+  // Whether the check about to be made started at or after the deadline. Only such a check may
+  // fail the wait, so the condition is always checked once more after the deadline, however
+  // long a busy machine kept this task from running.
+  var isPastDeadline = false
   while true {
     if try condition() { return true }
     let reason: String
     if Task.isCancelled {
       reason = "the task was cancelled first"
-    } else if DispatchTime.now() >= deadline {
+    } else if isPastDeadline {
       reason = "the wait timed out after \(describe(timeout))"
     } else {
       // Sleeping rather than yielding leaves the cores to the work being waited for; a sleep
       // cut short by cancellation is caught by the check above on the next turn.
       try? await Task.sleep(nanoseconds: pause)
       pause = min(pause * 2, 16_000_000)
+      isPastDeadline = DispatchTime.now() >= deadline
       continue
     }
     let message = (comment.map { "\($0): " } ?? "") + "the condition did not hold: \(reason)."

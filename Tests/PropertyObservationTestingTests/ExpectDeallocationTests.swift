@@ -93,4 +93,16 @@ struct ExpectEventuallyTests {
     // Checked at once and again after pauses, not once only.
     #expect(checks > 1)
   }
+
+  @Test func checksOnceMoreAfterTheDeadlineBeforeFailing() async {
+    // However late the task runs, the check that fails the wait is one made after the
+    // deadline: a zero timeout still gets a second check, which holds here.
+    var checks = 0
+    let held = await expectEventually(timeout: .nanoseconds(0)) {
+      checks += 1
+      return checks == 2
+    }
+    #expect(held)
+    #expect(checks == 2)
+  }
 }
