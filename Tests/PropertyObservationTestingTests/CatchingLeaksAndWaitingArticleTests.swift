@@ -1,6 +1,7 @@
 import Dispatch
 import PropertyObservation
 import PropertyObservationTesting
+import TestSupport
 import Testing
 
 /// The examples of the "Catching leaks and waiting for the main actor" article, run as written,
@@ -47,7 +48,8 @@ struct CatchingLeaksAndWaitingArticleTests {
     let controller = ProfileViewController()
     controller.show(name)
     DispatchQueue.global().async { name.value = "Amelia" }
-    await expectEventually("the loaded name", timeout: .seconds(5)) {
+    // The article's 5 s, stretched like every wait of the suite for slow runs (TSan).
+    await expectEventually("the loaded name", timeout: .seconds(max(5, Int(testTimeout)))) {
       controller.nameText == "Amelia"
     }
   }

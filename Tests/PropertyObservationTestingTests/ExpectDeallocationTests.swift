@@ -1,5 +1,6 @@
 import PropertyObservation
 import PropertyObservationTesting
+import TestSupport
 import Testing
 
 /// A screen as the Threading article used to write it: its closure captures `self` strongly, so
@@ -70,7 +71,9 @@ struct ExpectEventuallyTests {
     controller.attach(name)
     // A main-actor callback of a background set runs later, on the main queue.
     Task.detached { name.value = "Amelia" }
-    let held = await expectEventually { controller.nameText == "Amelia" }
+    let held = await expectEventually(timeout: .seconds(Int(testTimeout))) {
+      controller.nameText == "Amelia"
+    }
     #expect(held)
   }
 
