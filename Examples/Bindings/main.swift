@@ -75,7 +75,8 @@ final class PlayerScreen {
       .bind(to: rankLabel, \.text)
 
     // Two-way: the controls start with the model's values, and user input goes back to it.
-    twoWayBindings.removeAll()
+    // Binding a control again ends its binding to the previous player, so showing another
+    // player needs no clean-up first.
     player.$name.bindBidirectionally(to: nameField.text).store(in: twoWayBindings)
     player.$isFavorite.bindBidirectionally(to: favoriteSwitch.isOn).store(in: twoWayBindings)
   }
@@ -87,44 +88,65 @@ let ray = Player(name: "Ray")
 let ada = Player(name: "Ada")
 ada.score = 120
 
-print("--- Showing Ray ---")
-let screen = PlayerScreen()
-screen.show(ray)
-print("field: \(screen.nameField.text.value), switch: \(screen.favoriteSwitch.isOn.value)")
+// The screen and the cell live in this block, as they would live while they are on screen.
+weak var closedScreen: PlayerScreen?
+weak var closedCell: PlayerCell?
+do {
+  print("--- Showing Ray ---")
+  let screen = PlayerScreen()
+  closedScreen = screen
+  screen.show(ray)
+  print("field: \(screen.nameField.text.value), switch: \(screen.favoriteSwitch.isOn.value)")
 
-print("--- The game adds points ---")
-ray.score += 40
-ray.score += 70
+  print("--- The game adds points ---")
+  ray.score += 40
+  ray.score += 70
 
-print("--- The user types a new name and flips the switch ---")
-screen.nameField.text.value = "Raymond"
-screen.favoriteSwitch.isOn.value = true
-print("model: \(ray.name), favorite: \(ray.isFavorite)")
+  print("--- The user types a new name and flips the switch ---")
+  screen.nameField.text.value = "Raymond"
+  screen.favoriteSwitch.isOn.value = true
+  print("model: \(ray.name), favorite: \(ray.isFavorite)")
 
-print("--- The model changes the name; the field follows ---")
-ray.name = "Ray M."
-print("field: \(screen.nameField.text.value)")
+  print("--- The model changes the name; the field follows ---")
+  ray.name = "Ray M."
+  print("field: \(screen.nameField.text.value)")
 
-print("--- One cell, reused for a second row ---")
-let cell = PlayerCell()
-cell.show(ray)
-cell.show(ada)
-print("Ray scores again (the screen still shows Ray; the reused cell stays quiet):")
-ray.score += 1
-print("Ada scores:")
-ada.score += 5
+  print("--- One cell, reused for a second row ---")
+  let cell = PlayerCell()
+  closedCell = cell
+  cell.show(ray)
+  cell.show(ada)
+  print("Ray scores again (the screen still shows Ray; the reused cell stays quiet):")
+  ray.score += 1
+  print("Ada scores:")
+  ada.score += 5
 
-print("--- Saving and restoring ---")
-let encoder = JSONEncoder()
-encoder.outputFormatting = .sortedKeys
-let saved = try encoder.encode([ray, ada])
-print(String(decoding: saved, as: UTF8.self))
-let restored = try JSONDecoder().decode([Player].self, from: saved)
-print("restored: \(restored.map { "\($0.name) \($0.score)" }.joined(separator: ", "))")
-print("--- The screen shows the restored Ada ---")
-screen.show(restored[1])
-print("field: \(screen.nameField.text.value), switch: \(screen.favoriteSwitch.isOn.value)")
-print("The old Ray object scores (nothing is bound to it any more):")
-ray.score += 1
-print("The restored Ada scores:")
-restored[1].score += 1
+  print("--- Saving and restoring ---")
+  let encoder = JSONEncoder()
+  encoder.outputFormatting = .sortedKeys
+  let saved = try encoder.encode([ray, ada])
+  print(String(decoding: saved, as: UTF8.self))
+  let restored = try JSONDecoder().decode([Player].self, from: saved)
+  print("restored: \(restored.map { "\($0.name) \($0.score)" }.joined(separator: ", "))")
+  print("--- The screen shows the restored Ada ---")
+  screen.show(restored[1])
+  print("field: \(screen.nameField.text.value), switch: \(screen.favoriteSwitch.isOn.value)")
+  print("The old Ray object scores (nothing is bound to it any more):")
+  ray.score += 1
+  print("The restored Ada scores:")
+  restored[1].score += 1
+}
+
+print("--- The screen and the cell are closed ---")
+print("screen deallocated: \(closedScreen == nil), cell deallocated: \(closedCell == nil)")
+/// The registrations still able to run on `player`'s observables.
+func observers(of player: Player) -> Int {
+  player.$name.observerCount + player.$score.observerCount + player.$isFavorite.observerCount
+}
+print("observers left: Ray \(observers(of: ray)), Ada \(observers(of: ada))")
+// The cell's label text came from a chain built inline (combineLatest, then map). A chain learns
+// that its target is gone the next time it publishes, and is released then, with its
+// registrations on Ada (see "Bindings and lifetimes").
+print("Ada scores once more; nothing prints, and the cell's chain lets go of her:")
+ada.score += 1
+print("observers left: Ray \(observers(of: ray)), Ada \(observers(of: ada))")

@@ -131,34 +131,69 @@ final class DownloadViewController {
 
 // MARK: - Run
 
+/// What shows the screen: a window's root view controller in an app. Closing the screen empties
+/// it, and then nothing may keep the controller alive.
+var presentedScreen: DownloadViewController?
+
 @MainActor func run() {
   let download = Download()
   let controller = DownloadViewController()
+  presentedScreen = controller
 
   print("--- Showing the screen (current values, at once, on the main queue) ---")
   controller.show(download)
 
   print("--- Downloading on a background queue ---")
-  download.start(chunks: 4, failing: false) {
+  // The closures below outlive this call, so they capture the screen weakly: a strong capture
+  // would keep it alive after it closed.
+  download.start(chunks: 4, failing: false) { [weak controller] in
+    guard let controller else { return }
     print("--- One request for two labels ---")
     let summary = controller.showSummary(of: download)
     // A third subscriber of the same driver waits for the response to go on; it too shares
     // the one request.
     var waiting: ObservationToken?
-    waiting = summary.drive { text in
+    waiting = summary.drive { [weak controller] text in
       guard text != DownloadViewController.loading else { return }
       waiting?.cancel()
       print("requests sent: \(download.requestCount.value)")
 
       print("--- Downloading again, offline ---")
-      download.start(chunks: 4, failing: true) {
-        let hops = controller.progress?.mainQueueHopCount ?? 0
-        print("--- Done ---")
-        print("progress view: \(controller.progressView.redraws) redraws, \(hops) main-queue hops")
+      download.start(chunks: 4, failing: true) { [weak controller] in
+        if let controller {
+          let hops = controller.progress?.mainQueueHopCount ?? 0
+          let redraws = controller.progressView.redraws
+          print("--- Done ---")
+          print("progress view: \(redraws) redraws, \(hops) main-queue hops")
+        }
+        closeScreen(showing: download)
+        print("screen deallocated: \(controller == nil)")
         exit(0)
       }
     }
   }
+}
+
+/// Closes the screen and prints what is left observing the model.
+@MainActor func closeScreen(showing download: Download) {
+  print("--- The screen is closed ---")
+  presentedScreen = nil
+  printObservers(of: download)
+  // A drive owned by a view keeps its driver, and the driver's registration, until the driver
+  // notices that the view is gone: at its next value (see "Driving UI from the main queue").
+  print("The model changes once more; nothing prints, and both drivers let go of it:")
+  download.progress.value = 0
+  download.status.value = .success("Closed")
+  printObservers(of: download)
+}
+
+/// Prints how many registrations can still run on each observable of `download`.
+@MainActor func printObservers(of download: Download) {
+  let observers = [
+    download.progress.observerCount, download.status.observerCount,
+    download.requestCount.observerCount,
+  ]
+  print("observers of progress, status and requests: \(observers)")
 }
 
 run()

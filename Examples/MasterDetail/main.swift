@@ -47,7 +47,6 @@ final class UsersScreen {
   let searchField = TextField()
   let resultsLabel = Label("results")
   private let bag = ObservationBag()
-  private var ageBinding: ObservationToken?
 
   init(users: [User], main: ManualScheduler) {
     // Master/detail: the label follows the name of whichever user is selected, renames
@@ -56,17 +55,17 @@ final class UsersScreen {
       .bind(to: detailLabel, \.text)
 
     // The age field edits the selected user's age: Int in the model, String in the field.
-    // Text that is not a number is kept in the field and not written to the model. The previous
-    // user's binding ends first: otherwise the new user's age, pushed into the field, would
-    // flow back into the previous user.
-    selection.observe(options: [.initial, .new]) { [unowned self] index, _ in
-      ageBinding?.cancel()
-      ageBinding = users[index].age.bindBidirectionally(
-        to: ageField.text,
+    // Text that is not a number is kept in the field and not written to the model. Binding the
+    // field again ends its binding to the previous user before the new user's age is pushed
+    // into it, so that age never flows back into the previous user. The screen is passed in,
+    // not captured: a closure that captured `self` would keep the screen alive.
+    selection.observe(with: self, options: [.initial, .new]) { screen, index in
+      users[index].age.bindBidirectionally(
+        to: screen.ageField.text,
         forward: { String($0) },
         backward: { Int($0) }
-      )
-    }.store(in: bag)
+      ).store(in: screen.bag)
+    }
 
     // The search runs once the user pauses typing for 300 ms, on the main queue.
     searchField.text.asDriver(scheduler: .manual(main)).debounce(for: .milliseconds(300))
@@ -88,41 +87,58 @@ let users = [
   User(name: "Grace", age: 85),
 ]
 
-print("--- Showing the screen (Ray is selected) ---")
-let screen = UsersScreen(users: users, main: main)
-print("age field: \(screen.ageField.text.value)")
+// The screen lives in this block, as it would live while it is shown.
+weak var closedScreen: UsersScreen?
+do {
+  print("--- Showing the screen (Ray is selected) ---")
+  let screen = UsersScreen(users: users, main: main)
+  closedScreen = screen
+  print("age field: \(screen.ageField.text.value)")
 
-print("--- Ray is renamed; the detail follows ---")
-users[0].name.value = "Raymond"
+  print("--- Ray is renamed; the detail follows ---")
+  users[0].name.value = "Raymond"
 
-print("--- The user selects Ada ---")
-screen.selection.value = 1
-print("age field: \(screen.ageField.text.value), Raymond's age: \(users[0].age.value)")
-print("Raymond is renamed again (no longer selected: the detail stays quiet):")
-users[0].name.value = "Ray"
+  print("--- The user selects Ada ---")
+  screen.selection.value = 1
+  print("age field: \(screen.ageField.text.value), Raymond's age: \(users[0].age.value)")
+  print("Raymond is renamed again (no longer selected: the detail stays quiet):")
+  users[0].name.value = "Ray"
 
-print("--- The user types in the age field ---")
-screen.ageField.text.value = "37"
-print("Ada's age: \(users[1].age.value)")
-screen.ageField.text.value = "37x"
-print("Ada's age: \(users[1].age.value) (\"37x\" is not a number and is not written)")
-screen.ageField.text.value = "037"
-print("Ada's age: \(users[1].age.value), field: \(screen.ageField.text.value)")
+  print("--- The user types in the age field ---")
+  screen.ageField.text.value = "37"
+  print("Ada's age: \(users[1].age.value)")
+  screen.ageField.text.value = "37x"
+  print("Ada's age: \(users[1].age.value) (\"37x\" is not a number and is not written)")
+  screen.ageField.text.value = "037"
+  print("Ada's age: \(users[1].age.value), field: \(screen.ageField.text.value)")
 
-print("--- Ada has a birthday; the field follows ---")
-users[1].age.value += 1
-print("age field: \(screen.ageField.text.value)")
+  print("--- Ada has a birthday; the field follows ---")
+  users[1].age.value += 1
+  print("age field: \(screen.ageField.text.value)")
 
-print("--- 300 ms after the screen appeared, the empty search lists everyone ---")
-main.advance(by: .milliseconds(300))
-print("--- The user types \"gr\" in the search field, one key at a time ---")
-main.runOnMain { screen.searchField.text.value = "g" }
-main.advance(by: .milliseconds(100))
-main.runOnMain { screen.searchField.text.value = "gr" }
-print("100 ms after the last key:")
-main.advance(by: .milliseconds(100))
-print("300 ms after the last key:")
-main.advance(by: .milliseconds(200))
-print("--- The user types \"ad\" instead ---")
-main.runOnMain { screen.searchField.text.value = "ad" }
-main.advance(by: .milliseconds(300))
+  print("--- 300 ms after the screen appeared, the empty search lists everyone ---")
+  main.advance(by: .milliseconds(300))
+  print("--- The user types \"gr\" in the search field, one key at a time ---")
+  main.runOnMain { screen.searchField.text.value = "g" }
+  main.advance(by: .milliseconds(100))
+  main.runOnMain { screen.searchField.text.value = "gr" }
+  print("100 ms after the last key:")
+  main.advance(by: .milliseconds(100))
+  print("300 ms after the last key:")
+  main.advance(by: .milliseconds(200))
+  print("--- The user types \"ad\" instead ---")
+  main.runOnMain { screen.searchField.text.value = "ad" }
+  main.advance(by: .milliseconds(300))
+}
+
+print("--- The screen is closed ---")
+/// The registrations still able to run on each user's observables, in the list's order.
+func observersLeft() -> [Int] {
+  users.map { $0.name.observerCount + $0.age.observerCount }
+}
+print("screen deallocated: \(closedScreen == nil), observers left: \(observersLeft())")
+// The detail label's chain (flatMapLatest, then map) learns that its label is gone the next time
+// it publishes, and is released then, with its registration on the selected user.
+print("Ada is renamed; nothing prints, and the detail's chain lets go of her:")
+users[1].name.value = "Ada L."
+print("observers left: \(observersLeft())")

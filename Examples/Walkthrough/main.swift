@@ -36,6 +36,13 @@ user.name.value = "Amelia"
 
 // The observer is held weakly: once it is gone, its closure is never called again, and nobody
 // has to remove it.
+weak var releasedObserver = observer
 observer = nil
 
 user.name.value = "Amelia is outta here!"
+
+// The closure holds nothing of the observer, so nothing kept it alive, and its registration
+// went with it. Had the closure captured it (`{ [observer] name, change in ... }`), the observer
+// would still be alive and registered, and this would print `false` and `1`.
+let isReleased = releasedObserver == nil
+print("observer deallocated: \(isReleased), observers left: \(user.name.observerCount)")

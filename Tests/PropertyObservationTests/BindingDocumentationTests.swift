@@ -1,5 +1,6 @@
 import Foundation
 import PropertyObservation
+import PropertyObservationTesting
 import TestSupport
 import Testing
 
@@ -185,13 +186,13 @@ import Testing
   @Test func drivingArticleManualSchedulerSnippet() {
     let main = ManualScheduler()
     let count = Observable(0)
-    let log = RecordingLog<Int>()
-    let token = count.asDriver(scheduler: .manual(main)).drive { log.append($0) }
+    let recorder = ObservationRecorder()
+    let token = count.asDriver(scheduler: .manual(main)).drive(recorder.sink("count"))
     count.value = 1
     main.runOnMain { count.value = 2 }
-    #expect(log.events == [])
+    #expect(recorder.events == [])
     main.runAll()
-    #expect(log.events == [0, 1, 2])
+    #expect(recorder.events == [.new("count", 0), .new("count", 1), .new("count", 2)])
     withExtendedLifetime(token) {}
   }
 
@@ -199,19 +200,95 @@ import Testing
   @Test func drivingArticleDebouncedSearchFieldSnippet() {
     let main = ManualScheduler()
     let text = Observable("")
-    let queries = RecordingLog<String>()
+    let recorder = ObservationRecorder()
     let token = text.asDriver(scheduler: .manual(main))
       .debounce(for: .milliseconds(300))
-      .drive { queries.append($0) }
+      .drive(recorder.sink("query"))
     main.advance(by: .milliseconds(300))
-    #expect(queries.events == [""])
+    #expect(recorder.events == [.new("query", "")])
     for prefix in ["s", "sw", "swi", "swif", "swift"] {
       main.runOnMain { text.value = prefix }
       main.advance(by: .milliseconds(100))
     }
-    #expect(queries.events == [""], "one key per 100 ms is never a pause")
+    #expect(recorder.events == [.new("query", "")], "one key per 100 ms is never a pause")
     main.advance(by: .milliseconds(300))
-    #expect(queries.events == ["", "swift"])
+    #expect(recorder.events == [.new("query", ""), .new("query", "swift")])
     withExtendedLifetime(token) {}
+  }
+}
+
+/// "Retain cycles" (Bindings and lifetimes) and the Threading article's view controller: each
+/// registration the articles show as leaking keeps its controller alive, and each fix lets it go
+/// with its registrations.
+@Suite @MainActor struct RetainCycleDocumentationTests {
+  private final class Profile {
+    let name = Observable("Madeline")
+  }
+
+  /// The article's leaking forms, one at a time.
+  enum Leak: CaseIterable, Sendable {
+    case addObserverCapturingSelf, tokenInOwnBag, driveCapturingSelf
+  }
+
+  @MainActor private final class LeakingController {
+    var nameText = ""
+    private let bag = ObservationBag()
+
+    func attach(_ profile: Profile, _ leak: Leak) {
+      switch leak {
+      case .addObserverCapturingSelf:
+        profile.name.addObserver(self) { name, _ in self.nameText = name }
+      case .tokenInOwnBag:
+        profile.name.observe { name, _ in self.nameText = name }.store(in: bag)
+      case .driveCapturingSelf:
+        profile.name.asDriver().drive { name in self.nameText = name }.store(in: bag)
+      }
+    }
+  }
+
+  /// The article's fixes, all at once, as written.
+  @MainActor private final class FixedController {
+    var nameText = ""
+    private let bag = ObservationBag()
+
+    func attach(_ profile: Profile) {
+      profile.name.observe(with: self) { controller, name in controller.nameText = name }
+      profile.name.addObserver(self) { [weak self] name, _ in self?.nameText = name }
+      profile.name.observe { [weak self] name, _ in self?.nameText = name }.store(in: bag)
+      profile.name.asDriver().drive(with: self) { controller, name in
+        controller.nameText = name
+      }
+      profile.name.bind(to: self, \.nameText)
+    }
+  }
+
+  @Test(arguments: Leak.allCases)
+  func eachLeakingFormKeepsTheControllerAndItsRegistration(_ leak: Leak) {
+    let profile = Profile()
+    withKnownIssue {
+      expectDeallocation {
+        let controller = LeakingController()
+        controller.attach(profile, leak)
+        return controller
+      }
+    }
+    profile.name.value = "Amelia"
+    #expect(profile.name.observerCount == 1)
+  }
+
+  @Test func theFixesReleaseTheControllerAndEveryRegistration() {
+    let profile = Profile()
+    weak var closed: FixedController?
+    do {
+      let controller = FixedController()
+      closed = controller
+      controller.attach(profile)
+      profile.name.value = "Amelia"
+      #expect(controller.nameText == "Amelia")
+    }
+    #expect(closed == nil)
+    // The driver's registration goes at the next change after its last subscriber.
+    profile.name.value = "Ada"
+    #expect(profile.name.observerCount == 0)
   }
 }

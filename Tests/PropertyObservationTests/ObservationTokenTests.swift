@@ -206,6 +206,31 @@ struct ObservationTokenTests {
     withExtendedLifetime(token) {}
   }
 
+  @Test func observeChangesIncludingInitialStartsWithTheCurrentValueAsOldAndNew() {
+    let observable = Observable(1)
+    var log: [String] = []
+    let owner = Owner()
+    observable.addObserver(owner, options: [.old]) { value, _ in log.append("old \(value)") }
+    let token = observable.observeChanges(includingInitial: true) { change in
+      log.append("change \(change)")
+    }
+    // Delivered inside the registering call, before any set.
+    #expect(log == ["change 1 → 1"])
+    observable.value = 2
+    #expect(log == ["change 1 → 1", "old 1", "change 1 → 2"])
+    withExtendedLifetime(token) {}
+  }
+
+  @Test func observeChangesWithoutInitialWaitsForTheFirstSet() {
+    let observable = Observable(1)
+    var log: [ObservedChange<Int>] = []
+    let token = observable.observeChanges(includingInitial: false) { log.append($0) }
+    #expect(log.isEmpty)
+    observable.value = 2
+    #expect(log == [ObservedChange(oldValue: 1, newValue: 2)])
+    withExtendedLifetime(token) {}
+  }
+
   @Test func updateModifiesInPlaceAndNotifiesOnce() {
     let observable = Observable([1])
     var seen: [[Int]] = []

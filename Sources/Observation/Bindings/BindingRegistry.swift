@@ -4,6 +4,16 @@ struct BindingKey: Hashable {
   let keyPath: AnyKeyPath
 }
 
+/// A binding that the registry ends when its (target, key path) pair is bound again: a key-path
+/// binding (``PropertyBinding``), or a two-way binding, whose target is the `value` of the
+/// observable it was bound to.
+protocol ReplaceableBinding: AnyObject, Sendable {
+  /// The pair the binding writes to.
+  var key: BindingKey { get }
+  /// Ends the binding; a second call does nothing.
+  func unbind()
+}
+
 /// The current binding of every bound (target, key path) pair, so that binding a pair again ends
 /// its earlier binding, whichever source it came from.
 ///
@@ -19,7 +29,7 @@ final class BindingRegistry: @unchecked Sendable {
 
   private struct Record {
     weak var target: AnyObject?
-    weak var binding: PropertyBinding?
+    weak var binding: (any ReplaceableBinding)?
 
     var isLive: Bool { target != nil && binding != nil }
   }
@@ -32,7 +42,9 @@ final class BindingRegistry: @unchecked Sendable {
 
   /// Records `binding` as its pair's binding and returns the one it replaces, which the caller
   /// ends after this returns (ending it takes the source's lock, never under this one).
-  func install(_ binding: PropertyBinding, target: AnyObject) -> PropertyBinding? {
+  func install(
+    _ binding: any ReplaceableBinding, target: AnyObject
+  ) -> (any ReplaceableBinding)? {
     lock.lock()
     // A record of a dead target under the same key means the address was reused: its binding,
     // if it still exists, writes to nobody and is ended all the same.
@@ -51,7 +63,7 @@ final class BindingRegistry: @unchecked Sendable {
   }
 
   /// Forgets `binding` if it is still its pair's binding.
-  func remove(_ binding: PropertyBinding) {
+  func remove(_ binding: any ReplaceableBinding) {
     lock.withLock {
       if let record = records[binding.key], record.binding === binding || !record.isLive {
         records[binding.key] = nil

@@ -30,6 +30,23 @@ extension Observable {
   /// It holds neither observable strongly, so it never keeps the form or the model alive, and
   /// it stops by itself when either of them is deallocated.
   ///
+  /// ## Rebinding replaces
+  ///
+  /// As with a one-way `bind(to:)`, `other` has one binding at a time: binding it again, one
+  /// way or two ways, from any source, ends the earlier binding first. A reused form cell that
+  /// binds its field to the next model simply binds again; the old model no longer receives
+  /// what is typed, and is not set to the new model's value:
+  ///
+  /// ```swift
+  /// let (oldProfile, newProfile) = (Profile(), Profile())
+  /// oldProfile.name.bindBidirectionally(to: nameField.text).store(in: bag)
+  /// newProfile.name.bindBidirectionally(to: nameField.text).store(in: bag)  // ends the first
+  /// nameField.text.value = "Ada"  // newProfile.name is "Ada"; oldProfile.name is unchanged
+  /// ```
+  ///
+  /// Binding this observable to a second `other` keeps both bindings: one model may fill
+  /// several fields.
+  ///
   /// > Important: The other side is set synchronously on the thread delivering the change, and
   /// > its observers run there. Two-way bindings are meant for sides set from one thread at a
   /// > time (typically the main thread); if both sides are set at the same moment from
@@ -67,7 +84,7 @@ extension Observable where Value: Equatable {
   ///
   /// Everything else is as described on the general form: this observable wins at the moment of
   /// binding, the loop guard does not depend on equality, the returned token owns the binding,
-  /// and neither side is kept alive.
+  /// neither side is kept alive, and binding `other` again ends this binding.
   ///
   /// - Parameter other: The observable to keep equal to this one. Binding an observable to
   ///   itself is a programming error (a precondition failure).

@@ -21,7 +21,8 @@
 /// ```
 ///
 /// A binding also ends when:
-/// - the same (target, key path) pair is bound again, from any source;
+/// - the same (target, key path) pair is bound again, from any source (for `bind(to:)` of an
+///   observable, a two-way binding of that observable counts too);
 /// - `removeObserver(target)` is called on its source.
 ///
 /// > Important: Ending a binding stops it from writing to its target at once, and releases the
@@ -68,3 +69,5 @@ public final class PropertyBinding {
 // `key` is immutable, `source` is written only in `init` (a weak load is atomic), and `isEnded`
 // is guarded by the binding's lock stripe.
 extension PropertyBinding: @unchecked Sendable {}
+
+extension PropertyBinding: ReplaceableBinding {}

@@ -12,6 +12,11 @@
 ///
 /// The link is the owner of both registrations and is owned by the token that
 /// `bindBidirectionally(to:)` returns; it holds both observables weakly.
+///
+/// Its target is the second observable's `value`, the pair a one-way `bind(to:)` of that
+/// observable writes to: binding that observable again, one way or two ways, from any source,
+/// ends this link first (see `BindingRegistry`), so a reused form cell bound to a new model no
+/// longer writes the new model's value into the old one.
 final class TwoWayLink<First, Second>: RegistrationRemoving {
   private enum Side {
     case first, second
@@ -28,6 +33,10 @@ final class TwoWayLink<First, Second>: RegistrationRemoving {
   private let lock = Lock()
   private var echoesFromFirst = 0  // guarded by `lock`
   private var echoesFromSecond = 0  // guarded by `lock`
+  /// Set by `unbind()`: a link replaced by another thread before `connect` registered removes
+  /// its registrations itself.
+  private var isEnded = false  // guarded by `lock`
+  let key: BindingKey
 
   init(
     _ first: Observable<First>,
@@ -43,6 +52,7 @@ final class TwoWayLink<First, Second>: RegistrationRemoving {
     self.backward = backward
     self.isRedundantForward = isRedundantForward
     self.isRedundantBackward = isRedundantBackward
+    key = BindingKey(target: ObjectIdentifier(second), keyPath: \Observable<Second>.value)
   }
 
   deinit {
@@ -50,14 +60,28 @@ final class TwoWayLink<First, Second>: RegistrationRemoving {
   }
 
   func connect(_ first: Observable<First>, _ second: Observable<Second>) {
+    // Rebinding replaces: the earlier binding of `second` ends before this link pushes its
+    // value there, so the old model never receives the new model's value.
+    BindingRegistry.shared.install(self, target: second)?.unbind()
     // `second` first, so that the echo of the initial push is recognised.
     second.observe(with: self) { link, value in link.sendBack(value) }
     first.observe(with: self, options: [.initial, .new]) { link, value in
       link.sendForward(value)
     }
+    if lock.withLock({ isEnded }) { removeRegistrations() }
   }
 
   func removeRegistration(identifiedBy token: AnyObject) {
+    unbind()
+  }
+
+  func unbind() {
+    lock.withLock { isEnded = true }
+    BindingRegistry.shared.remove(self)
+    removeRegistrations()
+  }
+
+  private func removeRegistrations() {
     first?.removeObserver(self)
     second?.removeObserver(self)
   }
@@ -109,3 +133,5 @@ final class TwoWayLink<First, Second>: RegistrationRemoving {
 // is atomic), and the conversions and comparisons are `@Sendable` where the binding is made or
 // come from `Equatable`.
 extension TwoWayLink: @unchecked Sendable {}
+
+extension TwoWayLink: ReplaceableBinding {}

@@ -119,12 +119,50 @@ extension ReadOnlyObservable {
     isolation: isolated (any Actor)? = #isolation,
     _ handler: @escaping (ObservedChange<Value>) -> Void
   ) -> ObservationToken {
+    observeChanges(includingInitial: false, isolation: isolation, handler)
+  }
+
+  /// Registers `handler` to receive each change as one value carrying both the old and the new
+  /// value, and, when `includingInitial` is `true`, the current value first.
+  ///
+  /// The first call, made inside this call in the caller's isolation like any `.initial`
+  /// callback, carries the current value as both its ``ObservedChange/oldValue`` and its
+  /// ``ObservedChange/newValue``: there is no earlier value, and a screen that fills itself
+  /// from `newValue` and animates from `oldValue` draws it without an animation. Then the
+  /// handler runs once per set, in the position of a `.new` callback, as with
+  /// ``observeChanges(isolation:_:)``. So one registration both fills a screen and follows it:
+  ///
+  /// ```swift
+  /// let token = account.balance.observeChanges(includingInitial: true) { change in
+  ///   print("balance \(change.oldValue) → \(change.newValue)")  // "0 → 0" first
+  /// }
+  /// ```
+  ///
+  /// A set to an equal value also delivers an old value equal to the new one; to tell the first
+  /// call apart, count the calls.
+  ///
+  /// - Parameters:
+  ///   - includingInitial: Whether to call `handler` with the current value before this call
+  ///     returns. With `false`, this is ``observeChanges(isolation:_:)``.
+  ///   - isolation: Where `handler` runs: by default the isolation of the calling code (the
+  ///     main actor in a `@MainActor` type, an actor in its methods, none in nonisolated code).
+  ///     See the Threading article.
+  ///   - handler: Receives the current value (if asked for), then each change, in `isolation`.
+  /// - Returns: The token that owns the registration.
+  public func observeChanges(
+    includingInitial: Bool,
+    isolation: isolated (any Actor)? = #isolation,
+    _ handler: @escaping (ObservedChange<Value>) -> Void
+  ) -> ObservationToken {
     // Rounds never overlap, so the `.old` half of a round always directly precedes its `.new`
     // half for this registration; the box carries it across.
     let previous = PreviousValue<Value>()
-    return observe(options: [.old, .new], isolation: isolation) { value, option in
+    let options: ObservableOptions = includingInitial ? [.initial, .old, .new] : [.old, .new]
+    return observe(options: options, isolation: isolation) { value, option in
       if option == .old {
         previous.value = value
+      } else if option == .initial {
+        handler(ObservedChange(oldValue: value, newValue: value))
       } else if let oldValue = previous.value {
         handler(ObservedChange(oldValue: oldValue, newValue: value))
       }

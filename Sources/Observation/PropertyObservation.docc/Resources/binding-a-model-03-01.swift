@@ -41,9 +41,15 @@ user.$unreadCount.map { $0 == 0 ? "No messages" : "\($0) unread" }.bind(to: badg
 user.name = "Amelia"
 user.unreadCount += 2
 
-let cell = UserCell()
 let other = User(name: "Ray")
-cell.show(user)
-cell.show(other)
-user.name = "Amelia B."
-other.name = "Raymond"
+weak var closedCell: UserCell?
+do {
+  let cell = UserCell()
+  closedCell = cell
+  cell.show(user)
+  cell.show(other)
+  user.name = "Amelia B."
+  other.name = "Raymond"
+}
+// The list is gone: the cell went with it, and its binding with the cell.
+print("cell deallocated: \(closedCell == nil), observers of Ray: \(other.$name.observerCount)")

@@ -52,8 +52,16 @@ let token = progress.drive { fraction in
   bar.fraction = fraction
   if fraction == 1 {
     print("done")
-    exit(0)
+    closeScreen()
   }
+}
+
+/// The screen closes: both drives end, and with them the driver's registration on the model.
+@MainActor func closeScreen() {
+  token.cancel()
+  progress.stopDriving(label)
+  print("observers of the download: \(download.progress.observerCount)")
+  exit(0)
 }
 
 download.start()

@@ -25,6 +25,8 @@ user.name.addObserver(label!, options: [.initial, .old, .new]) { name, option in
 
 user.name.value = "Amelia"
 
+weak var releasedLabel = label
 label = nil
 user.name.value = "Amelia is outta here!"
 print(user.name)
+print("label deallocated: \(releasedLabel == nil)")

@@ -25,6 +25,7 @@ user.name.addObserver(label!, options: [.initial, .old, .new]) { name, option in
 
 user.name.value = "Amelia"
 
+weak var releasedLabel = label
 label = nil
 user.name.value = "Amelia is outta here!"
 print(user.name)
@@ -36,3 +37,4 @@ user.name.value = "Madeline again"
 token.cancel()
 user.name.value = "Nobody is watching"
 print(user.name)
+print("label deallocated: \(releasedLabel == nil)")
