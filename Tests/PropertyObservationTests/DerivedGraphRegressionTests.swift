@@ -36,6 +36,24 @@ struct DerivedGraphRegressionTests {
     withExtendedLifetime(token) {}
   }
 
+  @Test func aValueBuiltOnASwitchThatRisesWaitsForItInTheSamePropagation() {
+    // `both` was scheduled by the source's round at the rank it had then; the switch raises the
+    // flatMapLatest, and `both` with it, above `deep`: it must not run at its old rank.
+    let source = Observable(0)
+    let deep = source.map { $0 }.map { $0 }.combineLatest(source).map { $0.0 + $0.1 }
+    let constant = Observable(-1)
+    let selected = source.flatMapLatest { $0 == 0 ? constant : deep }
+    let both = selected.combineLatest(source)
+    let log = RecordingLog<String>()
+    let token = both.observe(options: [.initial, .new]) { value, _ in
+      log.append("\(value.0)@\(value.1)")
+    }
+    source.value = 1
+    source.value = 2
+    #expect(log.events == ["-1@0", "2@1", "4@2"])
+    withExtendedLifetime(token) {}
+  }
+
   @Test func nestedFlatMapLatestAndCombineLatestPublishOnceWithTheFinalValuesAtEveryDepth() {
     for depth in 1...4 {
       let source = Observable(0)

@@ -5,7 +5,7 @@ import Testing
 
 /// A stand-in derived node that records when it is recomputed.
 private final class RecordingNode: PropagationNode {
-  let rank: Int
+  var rank: Int
   let name: String
   let log: RecordingLog<String>
 
@@ -61,6 +61,21 @@ struct PropagationScaleTests {
     let expected =
       (0..<50).map { "a\($0)" } + (0..<50).map { "c\($0)" } + (0..<50).map { "b\($0)" }
     #expect(taken == expected)
+  }
+
+  @Test func aNodeWhoseRankRoseWhileWaitingComesOutAtItsNewRank() {
+    let log = RecordingLog<String>()
+    var heap = StaleNodeHeap()
+    let risen = RecordingNode("risen", rank: 1, log: log)
+    let first = RecordingNode("first", rank: 2, log: log)
+    let second = RecordingNode("second", rank: 4, log: log)
+    let later = RecordingNode("later", rank: 4, log: log)
+    for node in [risen, first, second] { heap.insert(node) }
+    risen.rank = 4
+    heap.insert(later)
+    while let node = heap.popLowest() { node.recompute(in: .current) }
+    // Among rank 4 it keeps the place of its scheduling: before both others.
+    #expect(log.events == ["first", "risen", "second", "later"])
   }
 
   @Test func aTransactionOverManyObservablesDeliversEachOnceInFirstChangeOrder() {

@@ -7,8 +7,10 @@
 /// the result independent of the heap's shape: two nodes of equal rank come out in the order
 /// they went in.
 ///
-/// A node's rank is read once, when it is scheduled. Owned by one `ObservationContext`, so only
-/// its thread touches it.
+/// A node's rank is read when it is scheduled, and again when it comes out: a rank that rose
+/// meanwhile (a `flatMapLatest` upstream switched to a higher-ranked observable) puts the node
+/// back at its new rank, so it still runs after everything now below it. Owned by one
+/// `ObservationContext`, so only its thread touches it.
 struct StaleNodeHeap {
   private struct Entry {
     let rank: Int
@@ -29,8 +31,22 @@ struct StaleNodeHeap {
 
   /// Adds `node` at its current rank.
   mutating func insert(_ node: any PropagationNode) {
-    let entry = Entry(rank: node.rank, order: nextOrder, node: node)
+    push(Entry(rank: node.rank, order: nextOrder, node: node))
     nextOrder &+= 1
+  }
+
+  /// Removes and returns the node that must be recomputed next, or `nil` when none waits.
+  mutating func popLowest() -> (any PropagationNode)? {
+    while let entry = popEntry() {
+      let rank = entry.node.rank
+      guard rank > entry.rank else { return entry.node }
+      // Keeps its place among the nodes of its new rank: scheduled when it was.
+      push(Entry(rank: rank, order: entry.order, node: entry.node))
+    }
+    return nil
+  }
+
+  private mutating func push(_ entry: Entry) {
     entries.append(entry)
     var child = entries.count - 1
     while child > 0 {
@@ -42,11 +58,10 @@ struct StaleNodeHeap {
     entries[child] = entry
   }
 
-  /// Removes and returns the node that must be recomputed next, or `nil` when none waits.
-  mutating func popLowest() -> (any PropagationNode)? {
+  private mutating func popEntry() -> Entry? {
     guard let last = entries.popLast() else { return nil }
-    guard !entries.isEmpty else { return last.node }
-    let lowest = entries[0].node
+    guard !entries.isEmpty else { return last }
+    let lowest = entries[0]
     // Sift the last entry down from the root, moving the preceding child up at each level.
     let count = entries.count
     var parent = 0
