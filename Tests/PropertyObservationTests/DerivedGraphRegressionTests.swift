@@ -1,3 +1,4 @@
+import Foundation
 import PropertyObservation
 import TestSupport
 import Testing
@@ -105,5 +106,47 @@ struct DerivedGraphRegressionTests {
     #expect(log.events == ["(0,0,0)", "(0,1,10)", "(1,1,10)"])
     #expect(combined.value == (1, 1, 10))
     withExtendedLifetime((slow, token)) {}
+  }
+
+  @Test func diamondsSetFromSeveralThreadsPublishOnlyStatesThatExisted() {
+    // Two threads set the two sources of diamonds; an ordinary observer of `d` yields in the
+    // middle of d's rounds so the other thread's changes land between the two paths. Every
+    // published state must be one that existed: the derived path agrees with its source, and
+    // each source's values are published in the order they were set.
+    for _ in 0..<20 {
+      let a = Observable(0)
+      let d = Observable(0)
+      let tens = d.map { $0 * 10 }
+      let slow = d.observe { _, _ in
+        for _ in 0..<3 { sched_yield() }
+      }
+      let triple = combineLatest(a, d, tens)
+      let sum = a.map { $0 * 2 }.combineLatest(tens.combineLatest(a))
+      let triples = RecordingLog<(Int, Int, Int)>()
+      let sums = RecordingLog<(Int, Int, Int)>()
+      let tokens = [
+        triple.observe { value, _ in triples.append(value) },
+        sum.observe { value, _ in sums.append((value.0, value.1.0, value.1.1)) },
+      ]
+      let count = 200
+      runConcurrently(2) { index in
+        for value in 1...count {
+          if index == 0 { d.value = value } else { a.value = value }
+        }
+      }
+      let published = triples.events
+      #expect(published.allSatisfy { $0.2 == $0.1 * 10 }, "a triple mixed two values of d")
+      #expect(zip(published, published.dropFirst()).allSatisfy { $0.0 <= $1.0 && $0.1 <= $1.1 })
+      #expect(published.last.map { [$0.0, $0.1, $0.2] } == [count, count, count * 10])
+      let summed = sums.events
+      #expect(summed.last.map { [$0.0, $0.1, $0.2] } == [count * 2, count * 10, count])
+      // Not yet: a's propagation reaches `sum` before `tens.combineLatest(a)` has published
+      // its part of it, when that one waits behind d's propagation, still running on the other
+      // thread; `sum` then pairs the new `a * 2` with the old `a`.
+      withKnownIssue("a pipeline downstream of one held by another thread", isIntermittent: true) {
+        #expect(summed.allSatisfy { $0.0 == $0.2 * 2 }, "a sum mixed two values of a")
+      }
+      withExtendedLifetime((slow, tokens)) {}
+    }
   }
 }

@@ -275,11 +275,17 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
   ///     propagation, held back from an earlier run.
   private func runLocked(in context: ObservationContext?, holdingBack: Bool) {
     var hasHeldValue = holdingBack
-    while hasHeldValue || (eventCount > 0 && ended.contains(eventTags[eventHead])) {
-      // A held-back value belongs to the calling thread's propagation.
-      let propagation =
-        hasHeldValue ? context?.currentPropagation ?? eventTags[eventHead] : eventTags[eventHead]
-      gatherEvents(of: propagation)
+    while true {
+      let propagation: PropagationTag
+      if hasHeldValue, let context {
+        // A held-back value belongs to the calling thread's propagation.
+        propagation = context.currentPropagation
+        gatherEvents(of: propagation)
+      } else if let next = nextPropagationLocked() {
+        propagation = next
+      } else {
+        break
+      }
       // Apply the propagation's events one at a time: `apply` may run user code and runs
       // without the lock.
       var hasValue = hasHeldValue
@@ -313,6 +319,20 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
     }
     isRecomputing = false
     lock.unlock()
+  }
+
+  /// The propagation to fold next, with its events brought to the head, or `nil` when the
+  /// head's propagation has not ended (its own thread folds it, and what follows it, when it
+  /// ends).
+  ///
+  /// An ended propagation never goes ahead of one that is still running: that one's change was
+  /// stored first, so publishing the later one without it would show a state that never
+  /// existed.
+  private func nextPropagationLocked() -> PropagationTag? {
+    guard eventCount > 0, ended.contains(eventTags[eventHead]) else { return nil }
+    let head = eventTags[eventHead]
+    gatherEvents(of: head)
+    return head
   }
 
   private func publish(_ value: Output) {
