@@ -81,6 +81,20 @@ struct DerivedGraphRegressionTests {
     }
   }
 
+  @Test func selectingAnObservableDerivedFromTheFlatMapLatestItselfStopsTheProgram() async {
+    let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+      let source = Observable(0)
+      let itself = SelectedLater()
+      let selected = source.flatMapLatest { value in
+        value == 0 ? Observable(0) : itself.observable!.map { $0 + 1 }
+      }
+      itself.observable = selected
+      source.value = 1
+    }
+    let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+    #expect(message.contains("flatMapLatest selected an observable derived from the flatMapLatest"))
+  }
+
   // MARK: - Item 4: another thread's change between two paths of one propagation
 
   @Test func anotherThreadsChangeDoesNotSplitADiamondsPropagation() {
@@ -149,4 +163,10 @@ struct DerivedGraphRegressionTests {
       withExtendedLifetime((slow, tokens)) {}
     }
   }
+}
+
+/// A reference a `flatMapLatest`'s transform reads after the call that built it has returned.
+private final class SelectedLater: @unchecked Sendable {
+  // Written once, before the transform reads it, on the same thread.
+  var observable: ReadOnlyObservable<Int>?
 }

@@ -44,7 +44,9 @@ extension ReadOnlyObservable {
   /// > is, not even one that another thread was delivering at that moment.
   ///
   /// - Parameter transform: Selects the observable to follow for a value of this observable.
-  ///   It may build a new observable or return an existing one; it should not set this one.
+  ///   It may build a new observable or return an existing one; it should not set this one. It
+  ///   must not return an observable derived from the result of this call (a cycle): that
+  ///   stops the program with a precondition failure when it is selected.
   /// - Returns: A read-only observable of the selected observable's value.
   public func flatMapLatest<Result>(
     _ transform: @escaping @Sendable (Value) -> ReadOnlyObservable<Result>
