@@ -1,7 +1,9 @@
 /// A derived value that a change has made stale: recomputed once per propagation, after every
 /// node of a lower rank, so it never combines values that did not coexist.
 protocol PropagationNode: AnyObject {
-  /// 1 + the highest rank among the node's sources; a root ``Observable`` has rank 0.
+  /// Above the rank of every observable the node reads (a root ``Observable`` has rank 0). It
+  /// may rise while the node waits (a `flatMapLatest` upstream switched to a higher-ranked
+  /// observable); it never falls.
   var rank: Int { get }
   /// Recomputes from the latest inputs and publishes; `context` is the calling thread's.
   func recompute(in context: ObservationContext)
@@ -40,7 +42,8 @@ final class ObservationContext {
   @exclusivity(unchecked) private var propagationSerial: UInt64 = 0
   @exclusivity(unchecked) private(set) var isFlushing = false
   /// The nodes waiting to be recomputed, lowest rank first, first scheduled first among equal
-  /// ranks: O(log n) per node, where a scan for the lowest rank cost O(n) per node.
+  /// ranks: O(1) per node when they arrive in that order, O(log n) otherwise, where a scan for
+  /// the lowest rank cost O(n) per node.
   @exclusivity(unchecked) private var staleNodes = StaleNodeHeap()
 
   @exclusivity(unchecked) private(set) var transactionDepth = 0
