@@ -217,6 +217,47 @@ struct AsyncValuesTests {
     #expect(counter.observerCount == 0)
   }
 
+  // MARK: - Deinits that set the observable (issue 31, item 1)
+
+  @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+  @Test func aTakenValueWhoseDeinitSetsTheObservableDoesNotHangTheLoop() async {
+    let finished = await finishesWithin(seconds: testTimeout) {
+      var (_, iterator) = SelfSettingItem.bufferedInIterator(.unbounded)
+      // Items 1 and 2 are held by the buffer alone (item 3 replaced them in the box), and by
+      // nothing once the loop has taken them.
+      var seen: [Int?] = []
+      for _ in 0..<4 { seen.append(await iterator.next()??.number) }
+      // Items 1 and 2 set nil when released (the third is still in the box).
+      seen.append(await iterator.next()??.number)
+      seen.append(await iterator.next()??.number)
+      return seen
+    }
+    #expect(finished == [nil, 1, 2, 3, nil, nil])
+  }
+
+  @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+  @Test func cancellingWhileValuesWhoseDeinitSetsTheObservableAreBufferedDoesNotHang() async {
+    let finished = await finishesWithin(seconds: testTimeout) {
+      var (observable, iterator) = SelfSettingItem.bufferedInIterator(.unbounded)
+      withUnsafeCurrentTask { $0?.cancel() }
+      // Cancellation drops the buffer: items 1 and 2 go, and set the observable.
+      let afterCancel = await iterator.next()
+      return [afterCancel??.number, observable.value?.number]
+    }
+    #expect(finished == [nil, nil])
+  }
+
+  @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
+  @Test func aNewestBufferReplacingAValueWhoseDeinitSetsTheObservableDoesNotHang() async {
+    let finished = await finishesWithin(seconds: testTimeout) {
+      var (observable, iterator) = SelfSettingItem.bufferedInIterator(.newest)
+      // Each set replaced the buffered item, the only holder of the one before, whose `nil`
+      // was delivered (and replaced in turn) before the next item was set.
+      return [await iterator.next()??.number, observable.value?.number]
+    }
+    #expect(finished == [3, 3])
+  }
+
   // MARK: - Lifetimes
 
   @Test func anAbandonedLoopDoesNotKeepTheObservableAlive() async {

@@ -70,4 +70,25 @@ struct ReleaseOutsideLockTests {
       main.runAll()
     }
   }
+
+  @Test func bufferedValuesOfAnAsyncSequenceAreReleasedAfterUnlocking() async {
+    // Issue 31, item 1: the loop trims values it took, `.newest` replaces one it did not
+    // take, and cancellation drops the rest.
+    await #expect(processExitsWith: .success) {
+      let source = Observable(Payload(0))
+      var unbounded = source.values.makeAsyncIterator()
+      var newest = source.values(bufferingPolicy: .newest).makeAsyncIterator()
+      for round in 1...40 { source.value = Payload(round) }
+      for _ in 0...40 { _ = await unbounded.next() }
+      _ = await newest.next()
+      let cancelled = Task {
+        var iterator = source.values.makeAsyncIterator()
+        for round in 41...50 { source.value = Payload(round) }
+        withUnsafeCurrentTask { $0?.cancel() }
+        return await iterator.next() == nil
+      }
+      #expect(await cancelled.value)
+      source.value = Payload(-1)
+    }
+  }
 }

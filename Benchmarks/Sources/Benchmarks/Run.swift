@@ -280,6 +280,36 @@ func runBenchmarks(arguments: [String]) -> Int32 {
     record("scale", table)
   }
 
+  do {
+    let counts = configuration.smoke ? [10, 100] : [1000, 10_000, 100_000]
+    let columns = counts.map { "n = \(formatCount($0))" }
+    var byDimension: [String: [String: Double]] = [:]
+    for (count, column) in zip(counts, columns) {
+      let start = now()
+      let costs = propagationScale(
+        count: count, repetitions: configuration.smoke ? 1 : 5, budget: 20,
+        elementsPerSample: configuration.smoke ? 1 : 100_000)
+      progress(
+        "propagation at scale, \(column): \(format(Double(now() - start) / 1e9, fractionDigits: 2)) s"
+      )
+      for (dimension, value) in costs { byDimension[dimension, default: [:]][column] = value }
+    }
+    let ratioColumn = "\(formatCount(counts[counts.count - 1])) / \(formatCount(counts[0]))"
+    var table = Table(
+      title: "Scale: one operation with n elements", unit: "ns per element",
+      columns: columns + [ratioColumn])
+    for dimension in ScaleDimension.all {
+      var values = byDimension[dimension] ?? [:]
+      if let largest = values[columns[columns.count - 1]], let smallest = values[columns[0]],
+        smallest > 0
+      {
+        values[ratioColumn] = largest / smallest
+      }
+      table.add(dimension, values)
+    }
+    record("propagationScale", table)
+  }
+
   print("# PropertyObservation benchmarks\n")
   print(machineDescription())
   if configuration.smoke { print("\n**Smoke run**: tiny counts, the numbers mean nothing.") }
@@ -306,7 +336,8 @@ func runBenchmarks(arguments: [String]) -> Int32 {
 /// register, mainthread: perf only);
 /// with COLUMN `all` it times every column of the workload as the full run does (and `scale all
 /// N` times the registration-at-scale row at n = N; `contended all N` runs the contended
-/// producer N times).
+/// producer N times; `propagation all N` times the propagation scale table's rows at n = N, and
+/// `propagation TEXT N` those whose label contains TEXT).
 func profile(_ values: [String]) -> Int32 {
   guard values.count >= 2 else {
     print("usage: benchmarks --profile WORKLOAD COLUMN [ITERATIONS]")
@@ -331,6 +362,16 @@ func profile(_ values: [String]) -> Int32 {
     let costs = registrationAtScale(count: iterations, sampled: 1000, repetitions: 5, budget: 20)
     for (operation, value) in costs.sorted(by: { $0.key < $1.key }) {
       print("\(operation): \(format(value, fractionDigits: 1))")
+    }
+    return 0
+  }
+  if workload == "propagation" {
+    // The scale table's rows at n = ITERATIONS, as the full run times them: every row, or
+    // those whose label contains COLUMN.
+    let costs = propagationScale(
+      count: iterations, repetitions: 5, budget: 20, only: values[1] == "all" ? nil : values[1])
+    for dimension in ScaleDimension.all where costs[dimension] != nil {
+      print("\(dimension): \(format(costs[dimension] ?? .nan, fractionDigits: 1))")
     }
     return 0
   }
@@ -369,4 +410,16 @@ func profile(_ values: [String]) -> Int32 {
   contender.run(iterations)
   print("checksum \(contender.checksum())")
   return 0
+}
+
+/// `count` with a space between groups of three digits: "100 000".
+func formatCount(_ count: Int) -> String {
+  var digits = String(count)
+  var groups: [String] = []
+  while digits.count > 3 {
+    groups.insert(String(digits.suffix(3)), at: 0)
+    digits.removeLast(3)
+  }
+  groups.insert(digits, at: 0)
+  return groups.joined(separator: " ")
 }

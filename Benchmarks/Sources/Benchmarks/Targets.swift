@@ -104,6 +104,16 @@ func targetsReport(_ tables: [String: Table]) -> TargetsReport {
       }
     }
   }
+  if let scale = tables["propagationScale"], scale.columns.count >= 3 {
+    // The first and the last counts (the last column is their ratio).
+    let small = scale.columns[0]
+    let large = scale.columns[scale.columns.count - 2]
+    for dimension in ScaleDimension.all {
+      report.ratio(
+        "\(dimension): per element at \(large) / at \(small) (issue 32)",
+        scale.value(dimension, large), scale.value(dimension, small), atMost: 2)
+    }
+  }
   if let bytes = tables["bytes"], let row = bytes.rows.first {
     report.ratio(
       "bytes per observer (\(row.label)): addObserver / weak-owner floor",

@@ -16,9 +16,9 @@ import Dispatch
 let arguments = Array(CommandLine.arguments.dropFirst())
 if let index = arguments.firstIndex(of: "--profile") {
   let values = Array(arguments[(index + 1)...])
-  if values.first == "mainthread" || values.first == "contended" {
+  if values.first == "mainthread" || values.first == "contended" || values.first == "propagation" {
     // Sets on the main queue need the main thread to run it (for perf, not valgrind; the
-    // contended producer sets there too).
+    // contended producer sets there too, and the propagation scale table registers there).
     DispatchQueue.global().async { exit(profile(values)) }
     dispatchMain()
   }

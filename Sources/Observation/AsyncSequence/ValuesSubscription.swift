@@ -2,7 +2,12 @@
 /// buffer of values the loop has not taken yet, and the loop's suspended `next()` call, if any.
 ///
 /// The observable's callback only ever buffers a value and wakes the consumer (it is not user
-/// code, so it may take the lock); the consumer only ever takes. The observable captures the
+/// code, so it may take the lock); the consumer only ever takes.
+///
+/// No value is released under the lock: a value's deinit is user code that may set the same
+/// observable, whose round comes back here for the lock on the same thread. The loop moves a
+/// value out of the buffer when it takes it, so trimming the buffer releases nothing; a value
+/// replaced (`.newest`) or dropped (cancellation) is released after unlocking. The observable captures the
 /// subscription weakly, and the subscription owns the registration's token, so releasing the iterator ends the
 /// registration and the observable never keeps an abandoned loop's state alive.
 final class ValuesSubscription<Value> {
@@ -12,8 +17,10 @@ final class ValuesSubscription<Value> {
   private let policy: Kind
 
   // Guarded by `lock`.
-  private var buffer: [Value] = []
-  /// The index of the oldest value in `buffer` not taken yet; taken slots are reclaimed in bulk.
+  /// The values not taken yet from `head` on; taken slots before it are `nil` (the value moved
+  /// to the loop) and are reclaimed in bulk.
+  private var buffer: [Value?] = []
+  /// The index of the oldest value in `buffer` not taken yet.
   private var head = 0
   private var waiter: UnsafeContinuation<Void, Never>?
   private var isFinished = false
@@ -46,17 +53,28 @@ final class ValuesSubscription<Value> {
       lock.unlock()
       return
     }
+    // The value `.newest` replaces.
+    var replaced: Value??
     switch policy {
     case .unbounded:
       buffer.append(value)
     case .newest:
-      buffer.removeAll(keepingCapacity: true)
-      head = 0
-      buffer.append(value)
+      // The buffer holds at most the one value not taken yet (see `takeBufferedValue`).
+      if head < buffer.count {
+        replaced = buffer[head]
+        buffer[head] = value
+      } else {
+        buffer.removeAll(keepingCapacity: true)
+        head = 0
+        buffer.append(value)
+      }
     }
     let waiter = self.waiter
     self.waiter = nil
     lock.unlock()
+    Lock.assertNotHeld("A buffered value was released")
+    // Released here, after unlocking, not where it was replaced.
+    withExtendedLifetime(replaced) {}
     waiter?.resume()
   }
 
@@ -97,9 +115,13 @@ final class ValuesSubscription<Value> {
     }
   }
 
-  /// Removes and returns the oldest buffered value. Called with the lock held.
+  /// Moves the oldest buffered value out and returns it, leaving `nil` in its slot, so that
+  /// reclaiming slots releases nothing under the lock. Called with the lock held.
   private func takeBufferedValue() -> Value {
-    let value = buffer[head]
+    guard let value = buffer[head] else {
+      preconditionFailure("ValuesSubscription took a value it had already taken")
+    }
+    buffer[head] = nil
     head += 1
     if head == buffer.count {
       buffer.removeAll(keepingCapacity: true)
@@ -113,7 +135,8 @@ final class ValuesSubscription<Value> {
     return value
   }
 
-  /// Ends the sequence: drops buffered values, ends the registration and wakes the consumer.
+  /// Ends the sequence: drops buffered values (after unlocking), ends the registration and
+  /// wakes the consumer.
   /// Runs from the task's cancellation handler, on whatever thread cancelled the task.
   private func finish() {
     lock.lock()
@@ -126,9 +149,13 @@ final class ValuesSubscription<Value> {
     self.waiter = nil
     let token = self.token
     self.token = nil
-    buffer.removeAll()
+    var dropped: [Value?] = []
+    swap(&dropped, &buffer)
     head = 0
     lock.unlock()
+    Lock.assertNotHeld("Buffered values were released")
+    // Released here, after unlocking, not at the swap: their deinit may set the observable.
+    withExtendedLifetime(dropped) {}
     token?.cancel()
     waiter?.resume()
   }

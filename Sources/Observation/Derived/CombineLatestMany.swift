@@ -31,13 +31,15 @@ public func combineLatest<First, each Other>(
   _ others: repeat ReadOnlyObservable<each Other>
 ) -> ReadOnlyObservable<(First, repeat each Other)> {
   let latest = LatestOfEach(first: LatestSlot<First>(), others: (repeat LatestSlot<each Other>()))
-  var highestRank = first.rank
-  for other in repeat each others { highestRank = max(highestRank, other.rank) }
-  let pipeline = DerivedPipeline<() -> Void, (First, repeat each Other)>(rank: highestRank + 1) {
-    record in
-    record()
-    return latest.combination()
-  }
+  var sourceRanks = [first.derivedRank]
+  for other in repeat each others { sourceRanks.append(other.derivedRank) }
+  let pipeline = DerivedPipeline<() -> Void, (First, repeat each Other)>(
+    ranking: DerivedRank(above: sourceRanks),
+    apply: { record in
+      record()
+      return latest.missing.value == 0
+    },
+    current: latest.combination)
   return DerivedObservable.make(pipeline: pipeline) {
     var tokens = [latest.first.connect(first, to: pipeline, missing: latest.missing)]
     repeat tokens.append(
@@ -65,15 +67,17 @@ public func combineLatest<First, each Other>(
 ///
 /// - Parameter sources: The sources, in the order of the published array.
 /// - Returns: A read-only observable of `sources.map(\.value)`.
-/// - Complexity: O(*n*) per change, for *n* sources: each change publishes a new array.
+/// - Complexity: O(*n*) per publication, for *n* sources: each publishes a new array. A
+///   transaction that changes *k* of them publishes once, in O(*n* + *k*).
 public func combineLatest<Value>(
   _ sources: [ReadOnlyObservable<Value>]
 ) -> ReadOnlyObservable<[Value]> {
   guard !sources.isEmpty else { return ReadOnlyObservable(initialValue: []) }
   let latest = LatestArray<Value>(count: sources.count)
   let pipeline = DerivedPipeline<IndexedValue<Value>, [Value]>(
-    rank: (sources.lazy.map(\.rank).max() ?? 0) + 1,
-    reduce: latest.apply
+    ranking: DerivedRank(above: sources.map(\.derivedRank)),
+    apply: latest.record,
+    current: { latest.values }
   )
   return DerivedObservable.make(pipeline: pipeline) {
     sources.enumerated().map { index, source in
@@ -129,9 +133,8 @@ final class LatestOfEach<First, each Other> {
   }
 
   /// The tuple of the latest values, once every source has delivered one.
-  func combination() -> (First, repeat each Other)? {
-    guard missing.value == 0 else { return nil }
-    return (first.latest, repeat (each others).latest)
+  func combination() -> (First, repeat each Other) {
+    (first.latest, repeat (each others).latest)
   }
 }
 
@@ -148,24 +151,27 @@ struct IndexedValue<Value> {
 final class LatestArray<Value> {
   private var partial: [Value?]
   private var missing: Int
-  private var values: [Value] = []
+  /// The latest values, once every source has delivered one: updated in place, so a
+  /// propagation that changes many sources copies the array at most once, when it publishes
+  /// (the published array shares its storage until the next change).
+  private(set) var values: [Value] = []
 
   init(count: Int) {
     partial = Array(repeating: nil, count: count)
     missing = count
   }
 
-  /// Records `event`; returns the array once every source has a value.
-  func apply(_ event: IndexedValue<Value>) -> [Value]? {
+  /// Records `event`; returns whether every source has a value now.
+  func record(_ event: IndexedValue<Value>) -> Bool {
     if missing == 0 {
       values[event.index] = event.value
-      return values
+      return true
     }
     if partial[event.index] == nil { missing -= 1 }
     partial[event.index] = event.value
-    guard missing == 0 else { return nil }
+    guard missing == 0 else { return false }
     values = partial.compactMap { $0 }
     partial = []
-    return values
+    return true
   }
 }

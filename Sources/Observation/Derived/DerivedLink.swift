@@ -13,7 +13,7 @@
 /// whose closure holds the link): once the derived observable is gone, values are dropped. Until
 /// then, the builder holds it through ``takeBuilt()``.
 final class DerivedLink<Value> {
-  private let rank: Int
+  private let ranking: DerivedRank
   /// The registration feeding this link, handed to the derived observable when it is built.
   private var upstream: ObservationToken?
   /// The derived observable, from `.initial` until the builder takes it (builder's thread only).
@@ -22,10 +22,10 @@ final class DerivedLink<Value> {
   private weak var target: DerivedObservable<Value>?
 
   /// - Parameters:
-  ///   - rank: 1 + the source's rank.
+  ///   - ranking: The derived observable's rank, above the source's.
   ///   - upstream: The registration that will feed this link; the derived observable owns it.
-  init(rank: Int, upstream: ObservationToken) {
-    self.rank = rank
+  init(ranking: DerivedRank, upstream: ObservationToken) {
+    self.ranking = ranking
     self.upstream = upstream
   }
 
@@ -39,7 +39,7 @@ final class DerivedLink<Value> {
   private func build(seed: Value) {
     guard let upstream else { preconditionFailure("a registration delivered .initial twice") }
     self.upstream = nil
-    let derived = DerivedObservable(seed: seed, rank: rank, upstream: [upstream])
+    let derived = DerivedObservable(seed: seed, ranking: ranking, upstream: [upstream])
     built = derived
     target = derived
   }
@@ -71,7 +71,8 @@ extension ReadOnlyObservable {
     // The token exists before the registration, so the derived observable can own it from the
     // moment it is built, inside `.initial`.
     let token = ObservationToken(source: self)
-    let link = DerivedLink<Result>(rank: rank + 1, upstream: token)
+    let link = DerivedLink<Result>(
+      ranking: DerivedRank(above: [derivedRank]), upstream: token)
     let callback = makeStep(link)
     register(
       NewEntry(token: token, options: [.initial, .new], callback: callback),

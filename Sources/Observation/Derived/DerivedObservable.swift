@@ -7,11 +7,16 @@
 /// registrations reach it through a ``DerivedPipeline`` that holds it weakly), so it lives only
 /// as long as its users hold it; when it goes, its tokens go and end the upstream registrations.
 final class DerivedObservable<Value>: ReadOnlyObservable<Value> {
+  /// Written only by `init` and `deinit`, when no other reference exists.
   private var upstream: [ObservationToken]
+  /// Where this observable stands in the order of recomputation; shared with its pipeline, if
+  /// any, and raised when a `flatMapLatest` upstream switches to a higher-ranked observable.
+  let ranking: DerivedRank
 
-  init(seed: Value, rank: Int, upstream: [ObservationToken]) {
+  init(seed: Value, ranking: DerivedRank, upstream: [ObservationToken]) {
     self.upstream = upstream
-    super.init(initialValue: seed, rank: rank)
+    self.ranking = ranking
+    super.init(initialValue: seed, rank: ranking.value)
   }
 
   deinit {
@@ -41,11 +46,13 @@ final class DerivedObservable<Value>: ReadOnlyObservable<Value> {
     guard let seed = pipeline.seed() else {
       preconditionFailure("a source did not deliver .initial inside its registering call")
     }
-    let derived = DerivedObservable(seed: seed, rank: pipeline.rank, upstream: tokens)
+    let derived = DerivedObservable(seed: seed, ranking: pipeline.ranking, upstream: tokens)
     pipeline.attach(derived)
     return derived
   }
 }
 
-// All state lives in `ReadOnlyObservable`, guarded by its lock; `upstream` is immutable.
+// All state lives in `ReadOnlyObservable`, guarded by its lock; `upstream` is written only by
+// `init` and `deinit`, `ranking` is an immutable reference, and a rank's value is guarded by its
+// own lock.
 extension DerivedObservable: @unchecked Sendable where Value: Sendable {}

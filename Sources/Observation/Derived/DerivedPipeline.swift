@@ -4,34 +4,51 @@
 /// `DerivedLink`.)
 ///
 /// An upstream round does not recompute the value at once: it queues its event, tagged with the
-/// delivering thread's propagation, and marks the pipeline stale there (see
-/// `ObservationContext`). When the propagation ends, stale pipelines are recomputed lowest rank
-/// first, so a pipeline runs only after every source that the same change affects has its new
-/// value, and once per propagation: it folds that propagation's events and publishes the last
-/// value they yield. A diamond (`a.combineLatest(a.map { … })`) therefore never publishes a pair
-/// that never existed, and a transaction that sets two sources publishes once. Events of
-/// different propagations (one per change, or one per thread when threads set at once) are
-/// never merged: each yields its own value, in queue order, published only once its own
-/// propagation has ended.
+/// delivering thread's propagation and the source that sent it, and marks the pipeline stale
+/// there (see `ObservationContext`). When the propagation ends, stale pipelines are recomputed
+/// lowest rank first, so a pipeline runs only after every source that the same change affects
+/// has its new value, and once per propagation: it applies that propagation's events and
+/// publishes the state they leave. A diamond (`a.combineLatest(a.map { … })`) therefore never
+/// publishes a pair that never existed, and a transaction that sets two sources publishes once.
+/// Events of different propagations (one per change, or one per thread when threads set at
+/// once) are never merged: each yields its own value, in queue order, published only once its
+/// own propagation has ended.
+///
+/// Another thread's events can land between two events of one propagation (its round was held
+/// up between two paths of a diamond). Folding only consecutive events would then split the
+/// propagation around them and publish a combination that never existed; instead a
+/// propagation's later events are folded with its first, ahead of the other threads' events in
+/// between, unless one of those came from the same source (moving past it would reorder that
+/// source's values): there the fold stops, and the rest is published on its own.
+///
+/// A `flatMapLatest` that switches to an observable ranked above it rises above it (see
+/// `DerivedRank`); in the middle of a propagation the observable it switched to may not have
+/// been recomputed yet. The pipeline then holds its value back and waits in the same
+/// propagation at its new rank, so it publishes once, after that observable (see
+/// ``holdBackPublication()``).
 ///
 /// Recomputations are serialized: a pipeline made stale on two threads at once runs on one of
-/// them, and again if events arrived meanwhile, so `reduce` (user code) is never called
-/// concurrently with itself and may keep state without a lock, and publications follow the
-/// order of the events. No lock is held while `reduce` or `send` runs.
+/// them, and again if events arrived meanwhile, so `apply` and `current` (which may call user
+/// code) are never called concurrently with themselves and may keep state without a lock, and
+/// publications follow the order of the events. No lock is held while `apply`, `current` or
+/// `send` runs.
 ///
 /// The builder of the derived observable owns the pipeline until ``attach(_:)``: the `.initial`
 /// values that arrive while it registers upstream are queued and folded into the seed, so the
 /// seed is exactly what the registrations saw and no change is lost between them.
 final class DerivedPipeline<Event, Output>: PropagationNode {
-  let rank: Int
+  /// The rank, shared with the derived observable.
+  let ranking: DerivedRank
   private let lock = Lock()
 
-  // Guarded by `lock`: the upstream events not yet folded, oldest first, each with the
-  // propagation it belongs to. A ring over raw storage rather than an array of optionals: this
-  // code runs unspecialized, and every `Optional<Event>` or `Array<…>` it touched cost a generic
-  // metadata look-up (about 400 instructions each, a dozen per change).
+  // Guarded by `lock`: the upstream events not yet applied, oldest first, each with the
+  // propagation it belongs to and the source that sent it. A ring over raw storage rather than
+  // an array of optionals: this code runs unspecialized, and every `Optional<Event>` or
+  // `Array<…>` it touched cost a generic metadata look-up (about 400 instructions each, a dozen
+  // per change).
   @exclusivity(unchecked) private var eventSlots: UnsafeMutablePointer<Event>
   @exclusivity(unchecked) private var eventTags: UnsafeMutablePointer<PropagationTag>
+  @exclusivity(unchecked) private var eventSources: UnsafeMutablePointer<ObjectIdentifier>
   @exclusivity(unchecked) private var eventCapacity = 2
   @exclusivity(unchecked) private var eventHead = 0
   @exclusivity(unchecked) private var eventCount = 0
@@ -40,37 +57,48 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
   @exclusivity(unchecked) private var ended: [PropagationTag] = []
   /// Propagations in which the pipeline waits to be recomputed.
   @exclusivity(unchecked) private var scheduled: [PropagationTag] = []
-  /// Set while the builder owns the pipeline, and while a recomputation runs.
+  /// Set while the builder owns the pipeline, and while a recomputation runs (or is held back).
   @exclusivity(unchecked) private var isRecomputing = true
   /// Set from `init` until ``attach(_:)``.
   @exclusivity(unchecked) private var isBuilding = true
+  /// The propagation whose publication is held back (see ``holdBackPublication()``); the
+  /// thread flushing it keeps the recomputation role until it runs the pipeline again.
+  @exclusivity(unchecked) private var heldBack: PropagationTag?
+  /// Set by ``holdBackPublication()`` during an `apply`; only the recomputation touches it.
+  @exclusivity(unchecked) private var mustHoldBack = false
   /// Written once by the builder while it owns the pipeline, read only by recomputations, which
   /// the lock orders after it.
   private weak var target: DerivedObservable<Output>?
-  private let reduce: (Event, (Output) -> Void) -> Void
-  /// The value being folded; only recomputations touch it, one at a time.
-  private let folded = UnsafeMutablePointer<Output>.allocate(capacity: 1)
+  private let apply: (Event) -> Bool
+  private let current: () -> Output
 
   /// - Parameters:
-  ///   - rank: 1 + the highest rank among the sources.
-  ///   - reduce: Folds one upstream event into the state and returns the value to publish, or
-  ///     `nil` to publish nothing.
-  init(rank: Int, reduce: @escaping (Event) -> Output?) {
-    self.rank = rank
-    self.reduce = { event, yield in
-      if let value = reduce(event) { yield(value) }
-    }
+  ///   - ranking: The rank of the derived observable, above its sources'.
+  ///   - apply: Records one upstream event in the operator's state; returns whether the state
+  ///     now has a value to publish.
+  ///   - current: The value to publish, from the state, once `apply` has returned `true`.
+  init(
+    ranking: DerivedRank,
+    apply: @escaping (Event) -> Bool,
+    current: @escaping () -> Output
+  ) {
+    self.ranking = ranking
+    self.apply = apply
+    self.current = current
     eventSlots = .allocate(capacity: eventCapacity)
     eventTags = .allocate(capacity: eventCapacity)
+    eventSources = .allocate(capacity: eventCapacity)
   }
 
   deinit {
     for offset in 0..<eventCount { (eventSlots + slot(offset)).deinitialize(count: 1) }
     eventSlots.deallocate()
     eventTags.deallocate()
-    folded.deallocate()
+    eventSources.deallocate()
     lock.deallocate()
   }
+
+  var rank: Int { ranking.value }
 
   // MARK: - The event ring (lock held)
 
@@ -80,28 +108,44 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
     return index < eventCapacity ? index : index - eventCapacity
   }
 
-  private func appendEvent(_ event: Event, _ propagation: PropagationTag) {
+  private func appendEvent(
+    _ event: Event, _ propagation: PropagationTag, _ source: ObjectIdentifier
+  ) {
     if eventCount == eventCapacity { growEvents() }
     let index = slot(eventCount)
     (eventSlots + index).initialize(to: event)
     eventTags[index] = propagation
+    eventSources[index] = source
     eventCount += 1
   }
 
   @inline(never)
   private func growEvents() {
-    let capacity = eventCapacity * 2
+    reorderEvents(capacity: eventCapacity * 2) { _ in true }
+  }
+
+  /// Moves the events into new storage of `capacity`: first those `isFirst` accepts, then the
+  /// others, each group in queue order.
+  private func reorderEvents(capacity: Int, _ isFirst: (Int) -> Bool) {
     let slots = UnsafeMutablePointer<Event>.allocate(capacity: capacity)
     let tags = UnsafeMutablePointer<PropagationTag>.allocate(capacity: capacity)
-    for offset in 0..<eventCount {
-      let index = slot(offset)
-      (slots + offset).moveInitialize(from: eventSlots + index, count: 1)
-      tags[offset] = eventTags[index]
+    let sources = UnsafeMutablePointer<ObjectIdentifier>.allocate(capacity: capacity)
+    var moved = 0
+    for pass in [true, false] {
+      for offset in 0..<eventCount where isFirst(offset) == pass {
+        let index = slot(offset)
+        (slots + moved).moveInitialize(from: eventSlots + index, count: 1)
+        tags[moved] = eventTags[index]
+        sources[moved] = eventSources[index]
+        moved += 1
+      }
     }
     eventSlots.deallocate()
     eventTags.deallocate()
+    eventSources.deallocate()
     eventSlots = slots
     eventTags = tags
+    eventSources = sources
     eventCapacity = capacity
     eventHead = 0
   }
@@ -119,34 +163,63 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
     return false
   }
 
+  /// Brings the events of `propagation` that another propagation's events separate from the
+  /// head up behind its first ones, so that one fold takes them: each may pass the events of
+  /// other sources, and the first that would pass an event of its own source stops the
+  /// gathering (that source's values keep their order).
+  private func gatherEvents(of propagation: PropagationTag) {
+    // The common case, one propagation at a time: nothing to move.
+    var offset = 0
+    while offset < eventCount && eventTags[slot(offset)] == propagation { offset += 1 }
+    let firstOther = offset
+    while offset < eventCount && eventTags[slot(offset)] != propagation { offset += 1 }
+    guard offset < eventCount else { return }
+    var passed: [ObjectIdentifier] = []
+    var gathered = [Bool](repeating: false, count: eventCount)
+    for index in 0..<firstOther { gathered[index] = true }
+    for index in firstOther..<eventCount {
+      let source = eventSources[slot(index)]
+      if eventTags[slot(index)] != propagation {
+        if !passed.contains(source) { passed.append(source) }
+      } else if passed.contains(source) {
+        break
+      } else {
+        gathered[index] = true
+      }
+    }
+    reorderEvents(capacity: eventCapacity) { gathered[$0] }
+  }
+
   // MARK: - Receiving and recomputing
 
-  /// Queues an upstream event and marks the pipeline stale in this thread's propagation, unless
-  /// it already waits in one (that recomputation will take this event too).
-  func receive(_ event: Event) {
+  /// Queues an upstream event from `source` and marks the pipeline stale in this thread's
+  /// propagation, unless it already waits in one (that recomputation will take this event too).
+  func receive(_ event: Event, from source: ObjectIdentifier) {
     let context = ObservationContext.current
     let propagation = context.currentPropagation
     lock.lock()
-    appendEvent(event, propagation)
+    appendEvent(event, propagation, source)
     let mustSchedule = !isBuilding && !scheduled.contains(propagation)
     if mustSchedule { scheduled.append(propagation) }
     lock.unlock()
     if mustSchedule { context.schedule(self) }
   }
 
-  /// Builder only, before ``attach(_:)``: folds the queued events; returns the seed, or `nil`
-  /// when none yields a value.
+  /// Builder only, before ``attach(_:)``: applies the queued events; returns the seed, or `nil`
+  /// when they leave no value to publish.
   func seed() -> Output? {
-    var seed: Output?
+    var hasValue = false
     lock.lock()
     while eventCount > 0 {
       let event = popEvent()
       lock.unlock()
-      reduce(event) { seed = $0 }
+      if apply(event) { hasValue = true }
       lock.lock()
     }
     lock.unlock()
-    return seed
+    // A switch during the build raised the rank before the derived observable took it.
+    mustHoldBack = false
+    return hasValue ? current() : nil
   }
 
   /// Builder only: connects the derived observable, publishes whatever arrived after the seed,
@@ -160,7 +233,7 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
       let propagation = eventTags[slot(offset)]
       if !ended.contains(propagation) { ended.append(propagation) }
     }
-    runLocked()
+    runLocked(in: nil, holdingBack: false)
   }
 
   /// Recomputes from the events queued since the last run, unless a recomputation is running
@@ -171,42 +244,76 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
     if let index = scheduled.firstIndex(of: propagation) { scheduled.removeUnordered(at: index) }
     if !ended.contains(propagation) { ended.append(propagation) }
     if isRecomputing {
-      lock.unlock()
+      guard heldBack == propagation else {
+        lock.unlock()
+        return
+      }
+      // This thread held the publication back and kept the role: it publishes now.
+      heldBack = nil
+      runLocked(in: context, holdingBack: true)
       return
     }
     isRecomputing = true
-    runLocked()
+    runLocked(in: context, holdingBack: false)
+  }
+
+  /// Called by `apply` (on the recomputation) when a switch raised the rank: the observable
+  /// switched to may not have been recomputed yet in this propagation, so the pipeline waits
+  /// for it, at its new rank, before it publishes.
+  func holdBackPublication() {
+    mustHoldBack = true
   }
 
   /// Entered with the lock held and the pipeline's recomputation role; returns with the lock
   /// released. Publishes, in queue order, one value per ended propagation at the head of the
   /// queue; gives the role up at the first propagation that has not ended (its own thread
   /// recomputes it then).
-  private func runLocked() {
-    while eventCount > 0, ended.contains(eventTags[eventHead]) {
-      let propagation = eventTags[eventHead]
-      // Fold the propagation's events one at a time: `reduce` is user code and runs without the
-      // lock. The value to publish is the last one they yield, kept in `folded`.
-      var hasFolded = false
-      repeat {
+  ///
+  /// - Parameters:
+  ///   - context: The calling thread's context while it flushes; `nil` for the builder.
+  ///   - holdingBack: Whether the state already holds the value of the calling thread's
+  ///     propagation, held back from an earlier run.
+  private func runLocked(in context: ObservationContext?, holdingBack: Bool) {
+    var hasHeldValue = holdingBack
+    while true {
+      let propagation: PropagationTag
+      if hasHeldValue, let context {
+        // A held-back value belongs to the calling thread's propagation.
+        propagation = context.currentPropagation
+        gatherEvents(of: propagation)
+      } else if let next = nextPropagationLocked() {
+        propagation = next
+      } else {
+        break
+      }
+      // Apply the propagation's events one at a time: `apply` may run user code and runs
+      // without the lock.
+      var hasValue = hasHeldValue
+      hasHeldValue = false
+      while eventCount > 0 && eventTags[eventHead] == propagation {
         let event = popEvent()
         lock.unlock()
-        reduce(event) { value in
-          if hasFolded {
-            folded.pointee = value
-          } else {
-            folded.initialize(to: value)
-            hasFolded = true
-          }
-        }
+        if apply(event) { hasValue = true }
         lock.lock()
-      } while eventCount > 0 && eventTags[eventHead] == propagation
+      }
       if !hasEvent(of: propagation), let index = ended.firstIndex(of: propagation) {
         ended.removeUnordered(at: index)
       }
-      if hasFolded {
+      if mustHoldBack {
+        mustHoldBack = false
+        if let context, hasValue, propagation == context.currentPropagation {
+          // Keep the role and the value; run again in this flush at the new rank.
+          heldBack = propagation
+          let mustSchedule = !scheduled.contains(propagation)
+          if mustSchedule { scheduled.append(propagation) }
+          lock.unlock()
+          if mustSchedule { context.schedule(self) }
+          return
+        }
+      }
+      if hasValue {
         lock.unlock()
-        publishFolded()
+        publish(current())
         lock.lock()
       }
     }
@@ -214,13 +321,25 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
     lock.unlock()
   }
 
-  /// Publishes the value in `folded` and leaves the slot empty.
-  private func publishFolded() {
-    defer { folded.deinitialize(count: 1) }
+  /// The propagation to fold next, with its events brought to the head, or `nil` when the
+  /// head's propagation has not ended (its own thread folds it, and what follows it, when it
+  /// ends).
+  ///
+  /// An ended propagation never goes ahead of one that is still running: that one's change was
+  /// stored first, so publishing the later one without it would show a state that never
+  /// existed.
+  private func nextPropagationLocked() -> PropagationTag? {
+    guard eventCount > 0, ended.contains(eventTags[eventHead]) else { return nil }
+    let head = eventTags[eventHead]
+    gatherEvents(of: head)
+    return head
+  }
+
+  private func publish(_ value: Output) {
     // A dead target means the derived observable is going away and its upstream registrations
     // with it; events that still arrive (from a round on another thread) are dropped.
     guard let target else { return }
-    target.send(folded.pointee)
+    target.send(value)
   }
 }
 

@@ -17,14 +17,21 @@ final class LatestValues<First, Second, Third> {
     self.third = third
   }
 
-  /// Records `event`; returns the combination once every source has a value.
-  func apply(_ event: CombineEvent<First, Second, Third>) -> (First, Second, Third)? {
+  /// Records `event`; returns whether every source has a value now.
+  func record(_ event: CombineEvent<First, Second, Third>) -> Bool {
     switch event {
     case .first(let value): first = value
     case .second(let value): second = value
     case .third(let value): third = value
     }
-    guard let first, let second, let third else { return nil }
+    return first != nil && second != nil && third != nil
+  }
+
+  /// The latest value of each source, once ``record(_:)`` has returned `true`.
+  var combination: (First, Second, Third) {
+    guard let first, let second, let third else {
+      preconditionFailure("combineLatest read a source with no value")
+    }
     return (first, second, third)
   }
 }

@@ -108,9 +108,11 @@ extension ReadOnlyObservable {
   ) -> ReadOnlyObservable<(Value, Other)> {
     let latest = LatestValues<Value, Other, Void>(third: ())
     let pipeline = DerivedPipeline<CombineEvent<Value, Other, Void>, (Value, Other)>(
-      rank: max(rank, other.rank) + 1
-    ) { event in
-      latest.apply(event).map { ($0.0, $0.1) }
+      ranking: DerivedRank(above: [derivedRank, other.derivedRank]),
+      apply: latest.record
+    ) {
+      let combination = latest.combination
+      return (combination.0, combination.1)
     }
     return DerivedObservable.make(pipeline: pipeline) {
       [feed(pipeline) { .first($0) }, other.feed(pipeline) { .second($0) }]
@@ -138,8 +140,9 @@ extension ReadOnlyObservable {
   ) -> ReadOnlyObservable<(Value, Second, Third)> {
     let latest = LatestValues<Value, Second, Third>()
     let pipeline = DerivedPipeline<CombineEvent<Value, Second, Third>, (Value, Second, Third)>(
-      rank: max(rank, second.rank, third.rank) + 1,
-      reduce: latest.apply
+      ranking: DerivedRank(above: [derivedRank, second.derivedRank, third.derivedRank]),
+      apply: latest.record,
+      current: { latest.combination }
     )
     return DerivedObservable.make(pipeline: pipeline) {
       [
@@ -158,7 +161,10 @@ extension ReadOnlyObservable {
     _ pipeline: DerivedPipeline<Event, Output>,
     _ event: @escaping (Value) -> Event
   ) -> ObservationToken {
-    observe(options: [.initial, .new]) { value, _ in pipeline.receive(event(value)) }
+    let source = ObjectIdentifier(self)
+    return observe(options: [.initial, .new]) { value, _ in
+      pipeline.receive(event(value), from: source)
+    }
   }
 }
 

@@ -44,56 +44,60 @@ extension ReadOnlyObservable {
   /// > is, not even one that another thread was delivering at that moment.
   ///
   /// - Parameter transform: Selects the observable to follow for a value of this observable.
-  ///   It may build a new observable or return an existing one; it should not set this one.
+  ///   It may build a new observable or return an existing one; it should not set this one. It
+  ///   must not return an observable derived from the result of this call (a cycle): that
+  ///   stops the program with a precondition failure when it is selected.
   /// - Returns: A read-only observable of the selected observable's value.
   public func flatMapLatest<Result>(
     _ transform: @escaping @Sendable (Value) -> ReadOnlyObservable<Result>
   ) -> ReadOnlyObservable<Result> {
     let selection = InnerSelection()
-    // The pipeline's `reduce` reaches its own pipeline through a weak reference (a strong one
+    let latest = SelectedValue<Result>()
+    // The pipeline's `apply` reaches its own pipeline through a weak reference (a strong one
     // would be a cycle nothing breaks). Set before any event is processed.
     let reference = PipelineReference<SwitchEvent<Value, Result>, Result>()
-    // The observables it will select are not known yet, and a switch reads the selected one's
-    // value: ranked after any of them (short of a nesting `selectionRankReserve` deep), so that
-    // in a propagation that changes both this observable and the selected one, the switch reads
-    // the selected one's new value.
+    // Ranked above this observable now, and above each observable it selects from the moment
+    // it selects it (see `DerivedRank`), so that in a propagation that changes both this
+    // observable and the selected one, the switch reads the selected one's new value.
+    let ranking = DerivedRank(above: [derivedRank])
     let pipeline = DerivedPipeline<SwitchEvent<Value, Result>, Result>(
-      rank: rank + selectionRankReserve
-    ) { event in
-      switch event {
-      case .select(let value):
-        let inner = transform(value)
-        let generation = selection.beginSwitch()
-        guard let pipeline = reference.pipeline else { return nil }
-        // The core delivers `.initial` inside the registering call, even while another thread
-        // delivers a round of `inner`: that value is what this event publishes, so a switch is
-        // one step, and the later changes of `inner` follow it through the pipeline. The
-        // registration's closure holds the pipeline, which holds `selection`, which holds the
-        // registration's token: the switch or the end of the selection breaks that cycle.
-        let initial = InitialValue<Result>()
-        let token = inner.observe(options: [.initial, .new]) { value, option in
-          if option == .initial {
-            initial.value = value
-          } else {
-            pipeline.receive(.value(value, generation: generation))
+      ranking: ranking,
+      apply: { event in
+        switch event {
+        case .select(let value):
+          let inner = transform(value)
+          let generation = selection.beginSwitch()
+          guard let pipeline = reference.pipeline else { return false }
+          if ranking.follow(inner.derivedRank) { pipeline.holdBackPublication() }
+          // The core delivers `.initial` inside the registering call, even while another
+          // thread delivers a round of `inner`: that value is what this event publishes, so a
+          // switch is one step, and the later changes of `inner` follow it through the
+          // pipeline. The registration's closure holds the pipeline, which holds `selection`,
+          // which holds the registration's token: the switch or the end of the selection
+          // breaks that cycle.
+          let source = ObjectIdentifier(inner)
+          let token = inner.observe(options: [.initial, .new]) { value, option in
+            if option == .initial {
+              latest.value = value
+            } else {
+              pipeline.receive(.value(value, generation: generation), from: source)
+            }
           }
+          selection.finishSwitch(to: token)
+          return true
+        case .value(let value, let generation):
+          guard selection.isCurrent(generation) else { return false }
+          latest.value = value
+          return true
         }
-        selection.finishSwitch(to: token)
-        return initial.value
-      case .value(let value, let generation):
-        return selection.isCurrent(generation) ? value : nil
-      }
-    }
+      },
+      current: { latest.current })
     reference.pipeline = pipeline
     return DerivedObservable.make(pipeline: pipeline) {
       [feed(pipeline) { .select($0) }, ObservationToken(source: selection)]
     }
   }
 }
-
-/// How far a `flatMapLatest` ranks above its source: more than the rank of any observable it is
-/// likely to select, so that it recomputes after them in a propagation.
-let selectionRankReserve = 1 << 20
 
 /// One upstream event of a `flatMapLatest`: the outer value changed, or the observable selected
 /// in `generation` published a value.
@@ -102,13 +106,20 @@ enum SwitchEvent<Outer, Inner> {
   case value(Inner, generation: UInt)
 }
 
-/// The `.initial` value of a new registration, which the core delivers inside the registering
-/// call.
-final class InitialValue<Value> {
+/// The value a `flatMapLatest` publishes: the `.initial` value of the observable it switched
+/// to, then that observable's changes. Only the pipeline's recomputation touches it (the
+/// `.initial` call runs inside the registering call, on that recomputation).
+final class SelectedValue<Value> {
   var value: Value?
+
+  /// The value, once a switch has delivered one.
+  var current: Value {
+    guard let value else { preconditionFailure("a selected observable did not deliver .initial") }
+    return value
+  }
 }
 
-/// A weak reference to a pipeline, for a `reduce` that registers its own pipeline on new
+/// A weak reference to a pipeline, for an `apply` that registers its own pipeline on new
 /// sources. Written once, before the pipeline processes any event (the builder holds the drainer
 /// role until then); read only by the drainer.
 final class PipelineReference<Event, Output> {

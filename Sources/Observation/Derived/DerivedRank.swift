@@ -1,0 +1,109 @@
+/// The rank of a derived observable: above the rank of every observable it reads, so that a
+/// propagation recomputes it after all of them (see `ObservationContext`).
+///
+/// A root ``Observable`` has rank 0 and no `DerivedRank`. A derived observable gets its rank
+/// when it is built, 1 + the highest rank of its sources, and each source records it as a
+/// dependent. A `flatMapLatest` reads the observable it selects as well, which changes at run
+/// time: each switch calls ``follow(_:)`` on the selected observable's rank, which raises the
+/// switching observable above it if needed, and with it, transitively, every derived
+/// observable built on it. Ranks only ever rise, so a rank is above every source a derived
+/// observable reads now or read before; the order only needs that much.
+///
+/// Every rank lives under one lock, `graphLock`, because a raise walks many of them; reads take
+/// it too, since a propagation on one thread reads ranks that a switch on another raises.
+final class DerivedRank {
+  /// Guards `storedValue` and `dependents` of every rank. Never deallocated.
+  private static let graphLock = Lock()
+
+  /// The lock, kept per instance so that a read does not pay a `swift_once` check.
+  private let lock = DerivedRank.graphLock
+  // Guarded by `lock`.
+  private var storedValue: Int
+  /// The ranks built on this one, which must stay above it. Dead entries are dropped when the
+  /// list has doubled since the last sweep, so a long-lived source whose derived observables
+  /// come and go keeps a list proportional to the live ones.
+  private var dependents: [WeakRank] = []
+  private var sweepThreshold = 8
+  /// The ranks ``follow(_:)`` has made this one a dependent of, so that selecting the same
+  /// observable again adds no second entry to its list. Swept like `dependents`.
+  private var followed: [WeakRank] = []
+
+  /// Ranks a new derived observable above `sources` (`nil` for a root observable, rank 0) and
+  /// records it as their dependent.
+  init(above sources: [DerivedRank?]) {
+    lock.lock()
+    var highest = 0
+    for case let source? in sources { highest = max(highest, source.storedValue) }
+    storedValue = highest + 1
+    for case let source? in sources { source.addDependentLocked(self) }
+    lock.unlock()
+  }
+
+  /// The current rank.
+  var value: Int {
+    lock.lock()
+    defer { lock.unlock() }
+    return storedValue
+  }
+
+  /// Makes this rank stay above `source` from now on, and raises it (and every rank built on
+  /// it) if it is not above it now.
+  ///
+  /// - Parameter source: The rank of the observable a `flatMapLatest` switched to, or `nil` for
+  ///   a root observable.
+  /// - Returns: Whether this rank rose.
+  func follow(_ source: DerivedRank?) -> Bool {
+    guard let source else { return false }
+    lock.lock()
+    defer { lock.unlock() }
+    precondition(
+      source !== self,
+      "flatMapLatest selected an observable derived from the flatMapLatest itself")
+    if !followed.contains(where: { $0.rank === source }) {
+      if followed.count >= 8 { followed.removeAll { $0.rank == nil } }
+      followed.append(WeakRank(rank: source))
+      source.addDependentLocked(self)
+    }
+    guard storedValue <= source.storedValue else { return false }
+    raiseLocked(to: source.storedValue + 1)
+    return true
+  }
+
+  /// Sets this rank to `rank` and raises its dependents, breadth first, to stay above it.
+  private func raiseLocked(to rank: Int) {
+    storedValue = rank
+    var work = [self]
+    while let raised = work.popLast() {
+      for weakDependent in raised.dependents {
+        guard let dependent = weakDependent.rank, dependent.storedValue <= raised.storedValue
+        else { continue }
+        // Only a switch adds an edge to an existing rank, so a cycle runs through this one.
+        precondition(
+          dependent !== self,
+          "flatMapLatest selected an observable derived from the flatMapLatest itself")
+        dependent.storedValue = raised.storedValue + 1
+        work.append(dependent)
+      }
+    }
+  }
+
+  private func addDependentLocked(_ dependent: DerivedRank) {
+    if dependents.count >= sweepThreshold {
+      dependents.removeAll { $0.rank == nil }
+      sweepThreshold = max(8, dependents.count * 2)
+    }
+    dependents.append(WeakRank(rank: dependent))
+  }
+}
+
+extension ReadOnlyObservable {
+  /// This observable's rank, or `nil` for a root observable (rank 0).
+  var derivedRank: DerivedRank? {
+    (self as? DerivedObservable<Value>)?.ranking
+  }
+}
+
+/// A weak reference to a dependent rank: a rank does not keep the observables built on it alive.
+private struct WeakRank {
+  weak var rank: DerivedRank?
+}
