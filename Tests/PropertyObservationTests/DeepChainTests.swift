@@ -22,7 +22,10 @@ private func onASmallStack(_ body: @escaping @Sendable () -> Void) -> Bool {
 /// (issue 32, item 3): a chain of one-input operators runs as a loop, not as nested calls.
 @Suite("Deep chains")
 struct DeepChainTests {
-  @Test func aSetThroughAChainAHundredThousandLevelsDeepCompletesOnA512KiBStack() {
+  // The depth is handled by the single-observer shortcut of a derived value, which a build with
+  // the fast paths switched off does not take: there, each level runs a full round, nested.
+  @Test(.enabled(if: FastPaths.areEnabled))
+  func aSetThroughAChainAHundredThousandLevelsDeepCompletesOnA512KiBStack() {
     let log = RecordingLog<Int>()
     let finished = onASmallStack {
       let source = Observable(0)

@@ -101,13 +101,8 @@ public class ReadOnlyObservable<Value> {
   /// main-actor registrations pays nothing per round.
   @exclusivity(unchecked) private var hasMainActorLanes = false
 
-  /// 0 for an ``Observable``; for a derived observable, 1 + the highest rank of its sources, so
-  /// that a propagation recomputes it after all of them (see `ObservationContext`).
-  let rank: Int
-
-  init(initialValue: Value, rank: Int = 0) {
+  init(initialValue: Value) {
     storage = initialValue
-    self.rank = rank
   }
 
   deinit {
@@ -400,9 +395,7 @@ public class ReadOnlyObservable<Value> {
     version &+= 1
     if context.isInTransaction {
       lock.unlock()
-      if !context.isParticipating(self) {
-        context.join(TransactionRecord(observable: self, oldValue: oldValue))
-      }
+      context.join(self) { TransactionRecord(observable: self, oldValue: oldValue) }
       return true
     }
     // Inside a callback (of any observable) this thread must not wait for a turn.
@@ -1183,10 +1176,6 @@ private final class TransactionRecord<Value>: TransactionParticipant {
   init(observable: ReadOnlyObservable<Value>, oldValue: Value) {
     self.observable = observable
     self.oldValue = oldValue
-  }
-
-  func isRecord(of object: AnyObject) -> Bool {
-    observable === object
   }
 
   func commitTransaction() {

@@ -16,7 +16,7 @@ final class DerivedObservable<Value>: ReadOnlyObservable<Value> {
   init(seed: Value, ranking: DerivedRank, upstream: [ObservationToken]) {
     self.upstream = upstream
     self.ranking = ranking
-    super.init(initialValue: seed, rank: ranking.value)
+    super.init(initialValue: seed)
   }
 
   deinit {

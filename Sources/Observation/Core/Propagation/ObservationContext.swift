@@ -18,8 +18,6 @@ struct PropagationTag: Hashable {
 
 /// A change that a transaction stored and whose round waits for the transaction's end.
 protocol TransactionParticipant: AnyObject {
-  /// Whether this records a change of `object`.
-  func isRecord(of object: AnyObject) -> Bool
   /// Runs the round: the value from before the transaction as old, the current one as new.
   func commitTransaction()
 }
@@ -170,16 +168,11 @@ final class ObservationContext {
     transactionDepth += 1
   }
 
-  /// Records `participant` the first time its observable is changed in the current
-  /// transaction; the caller asks with `isParticipating(_:)` first, which notes the observable.
-  func join(_ participant: any TransactionParticipant) {
-    participants.append(participant)
-  }
-
-  /// Whether `object` was already changed in the current transaction, in O(1). Asking notes it
-  /// as changed: the one caller joins its record right after a `false`.
-  func isParticipating(_ object: AnyObject) -> Bool {
-    !participantIdentities.insert(ObjectIdentifier(object)).inserted
+  /// Records the change of `observable` that `makeParticipant` describes, the first time it
+  /// changes in the current transaction, in O(1); later changes keep the first record.
+  func join(_ observable: AnyObject, _ makeParticipant: () -> any TransactionParticipant) {
+    guard participantIdentities.insert(ObjectIdentifier(observable)).inserted else { return }
+    participants.append(makeParticipant())
   }
 
   /// Ends a transaction; the outermost end runs one round per changed observable, in the order
