@@ -488,9 +488,8 @@ public class ReadOnlyObservable<Value> {
         {
           observers.appendAssumingRoom(draft, indexed: true)
           lock.unlock()
-          Lock.assertNotHeld()
           // Released here, after unlocking: what the replaced closure captured may run a deinit.
-          replaced = nil
+          releaseOutsideLock(&replaced)
           return
         }
       }
@@ -513,8 +512,7 @@ public class ReadOnlyObservable<Value> {
       // Nothing to keep: `.initial` alone needs no place in the order.
       let value = storage
       lock.unlock()
-      Lock.assertNotHeld()
-      released = []
+      releaseOutsideLock(&released)
       initial?(value, .initial)
       return
     }
@@ -546,7 +544,7 @@ public class ReadOnlyObservable<Value> {
       enqueueRegistration(.add(entry), of: entry)
       let value = storage
       lock.unlock()
-      released = []
+      releaseOutsideLock(&released)
       initial?(value, .initial)
       return
     }
@@ -554,7 +552,7 @@ public class ReadOnlyObservable<Value> {
     enqueueRegistration(.gated(gate), of: entry)
     let value = storage
     lock.unlock()
-    released = []
+    releaseOutsideLock(&released)
     initial?(value, .initial)
     openGate(gate)
   }
@@ -564,8 +562,7 @@ public class ReadOnlyObservable<Value> {
   final func remove(_ selection: Selection, token: ObservationToken? = nil) {
     var released: [Callback] = []
     lock.withLock { removeLocked(selection, slotHint: token?.slot, released: &released) }
-    Lock.assertNotHeld()
-    released = []
+    releaseOutsideLock(&released)
   }
 
   /// Removal with the lock held. Closures that may be released now go to `released`.
@@ -684,8 +681,7 @@ public class ReadOnlyObservable<Value> {
         hasPending = !pending.isEmpty
       }
       lock.unlock()
-      Lock.assertNotHeld()
-      released = []
+      releaseOutsideLock(&released)
     case .catchUp:
       hasBoundaryWork = true
       lock.unlock()
@@ -749,7 +745,7 @@ public class ReadOnlyObservable<Value> {
       }
       if hasBoundaryWork, let catchUp = boundaryWork(released: &released) {
         lock.unlock()
-        released = []
+        releaseOutsideLock(&released)
         catchUp.deliver()
         lock.lock()
         continue
@@ -759,8 +755,7 @@ public class ReadOnlyObservable<Value> {
           // Let go of removed closures while still holding the role: the registrations they
           // own (a token in a closure) end before any later round can start.
           lock.unlock()
-          Lock.assertNotHeld()
-          released = []
+          releaseOutsideLock(&released)
           lock.lock()
           continue
         }
@@ -794,7 +789,7 @@ public class ReadOnlyObservable<Value> {
         let tracer = tracer
         let lanes = hasMainActorLanes ? mainActorLanes : nil
         lock.unlock()
-        released = []
+        releaseOutsideLock(&released)
         deliverRound(old: oldValue, new: newValue, tracer: tracer, lanes: lanes)
         lock.lock()
         progress &+= 1
@@ -914,8 +909,7 @@ public class ReadOnlyObservable<Value> {
       observable.catchingUp = nil
       observable.hasHeldRegistrations = observable.held != nil
       observable.lock.unlock()
-      Lock.assertNotHeld()
-      released = []
+      releaseOutsideLock(&released)
     }
 
     private func call(
@@ -1112,8 +1106,7 @@ public class ReadOnlyObservable<Value> {
       next = waiters.remove(at: index)
     }
     lock.unlock()
-    Lock.assertNotHeld()
-    released = []
+    releaseOutsideLock(&released)
     if let next {
       next.semaphore.signal()
     } else {
