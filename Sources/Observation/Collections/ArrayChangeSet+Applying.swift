@@ -6,7 +6,7 @@ extension ArrayChangeSet {
   /// array's elements after each one:
   ///
   /// ```swift
-  /// var replica: [String] = []
+  /// var replica: [Todo] = []
   /// let token = todos.observe(options: [.initial, .new]) { changes in
   ///   replica = changes.applying(to: replica)
   /// }

@@ -8,8 +8,9 @@ extension ArrayChangeSet {
   /// be.
   ///
   /// ```swift
-  /// let changes = ArrayChangeSet.difference(
-  ///   from: ["A", "B", "C", "D"], to: ["B", "C", "D", "A"], id: { $0 }, isUpdated: { _, _ in false })
+  /// let changes = ArrayChangeSet<String>.difference(
+  ///   from: ["A", "B", "C", "D"], to: ["B", "C", "D", "A"], id: { $0 }, isUpdated: { _, _ in false }
+  /// )
   /// print(changes.moves)  // [0→3]
   /// ```
   ///

@@ -10,7 +10,8 @@
 /// moved).
 ///
 /// ```swift
-/// let token = todos.observe(options: [.initial, .new]) { changes in
+/// let todos = ObservableArray(["Milk", "Eggs"])
+/// let token = todos.observe(options: [.new]) { changes in
 ///   print(changes.insertions, changes.removals, Array(changes.elements))
 /// }
 /// todos.append("Bread")  // [2] [] ["Milk", "Eggs", "Bread"]

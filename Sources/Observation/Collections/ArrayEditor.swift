@@ -7,8 +7,8 @@
 /// ```swift
 /// todos.edit { todos in
 ///   todos.remove(at: 0)
-///   todos.append("Tea")
-///   todos[0] = "Oat milk"
+///   todos.append(Todo(id: 7, title: "Tea"))
+///   todos[0].isDone = true
 /// }
 /// ```
 public struct ArrayEditor<Element> {

@@ -38,7 +38,9 @@ extension ReadOnlyObservableArray {
   /// ```
   ///
   /// The target is held weakly and owns the binding, which ends when the target goes or with
-  /// `removeObserver(target)`. Binding the same target again replaces the earlier binding (and
+  /// `removeObserver(target)`. The binding keeps a derived array (from ``map(_:)`` or
+  /// ``filter(_:)``) alive while it lasts, so a list built inline in the call keeps updating
+  /// the target; it is released at the array's next change after the target is gone. Binding the same target again replaces the earlier binding (and
   /// the target's other `addObserver` registrations on this array). Change sets made on other
   /// threads reach the target on the main actor, in order.
   ///
@@ -51,7 +53,12 @@ extension ReadOnlyObservableArray {
   where Target.Element == Element {
     // The elements the target shows: the old data the next change set's batches start from.
     let shown = ShownElements<Element>()
+    // The registration keeps a derived array (whose only owners are its users) alive, as a
+    // key-path binding keeps a derived observable: a list built inline in the call lives as long
+    // as the target. The cycle through the array's own observers ends with the registration.
+    let chain: AnyObject? = self is ObservableArray<Element> ? nil : self
     changes.addObserver(target, options: [.initial, .new]) { [weak target] change, option in
+      withExtendedLifetime(chain) {}
       guard let target else { return }
       defer { shown.elements = change.elements }
       guard option != .initial, let old = shown.elements, !change.isReset,

@@ -8,9 +8,13 @@
 /// alive); the registration's closure holds it weakly, so it lives as long as its users hold it.
 final class DerivedArray<Element>: ReadOnlyObservableArray<Element> {
   private let upstream: ObservationToken
+  /// The source array, kept alive with its own registrations (the token keeps only its
+  /// observable of change sets).
+  private let source: AnyObject
 
-  init(upstream: ObservationToken) {
+  init(upstream: ObservationToken, source: AnyObject) {
     self.upstream = upstream
+    self.source = source
     super.init(initialElements: [])
   }
 
@@ -59,7 +63,7 @@ final class DerivedArray<Element>: ReadOnlyObservableArray<Element> {
     _ makeStep: @escaping (DerivedArray<Element>, ArrayChangeSet<Source>, ObservableOptions) -> Void
   ) -> DerivedArray<Element> {
     let token = ObservationToken(source: source.changes)
-    let derived = DerivedArray<Element>(upstream: token)
+    let derived = DerivedArray<Element>(upstream: token, source: source)
     let callback: (ArrayChangeSet<Source>, ObservableOptions) -> Void = {
       [weak derived] change, option in
       guard let derived else { return }

@@ -10,7 +10,7 @@ extension ObservableArray {
   /// ```swift
   /// todos.edit { todos in
   ///   todos.removeAll()
-  ///   todos.append(contentsOf: ["Tea", "Cake"])
+  ///   todos.append(contentsOf: loaded)
   /// }
   /// ```
   ///
@@ -107,7 +107,7 @@ extension ObservableArray where Element: Identifiable & Equatable {
   /// `id`s; a matched element that is not equal to its old value is an update.
   ///
   /// ```swift
-  /// todos.replace(with: try await api.fetchTodos())
+  /// todos.replace(with: loaded)
   /// ```
   ///
   /// See ``replace(with:id:isUpdated:)`` for duplicates, moves and threads.

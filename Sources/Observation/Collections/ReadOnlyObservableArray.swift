@@ -6,11 +6,10 @@
 /// registering call, one change set that inserts every element:
 ///
 /// ```swift
-/// func show(_ todos: ReadOnlyObservableArray<String>) {
-///   let token = todos.observe(options: [.initial, .new]) { changes in
+/// func show(_ todos: ReadOnlyObservableArray<Todo>) -> ObservationToken {
+///   todos.observe(options: [.initial, .new]) { changes in
 ///     print("+\(changes.insertions) -\(changes.removals)")
 ///   }
-///   _ = token
 /// }
 /// ```
 ///
@@ -81,7 +80,7 @@ public class ReadOnlyObservableArray<Element> {
   ///
   /// ```swift
   /// let token = todos.observe(options: [.initial, .new]) { changes in
-  ///   tableAdapter.apply(changes)
+  ///   print(changes)
   /// }
   /// ```
   ///
@@ -166,7 +165,7 @@ public class ReadOnlyObservableArray<Element> {
   /// - Complexity: Each change costs O(*n*) while the observable lives (it makes an array).
   public final func asObservable() -> ReadOnlyObservable<[Element]> {
     let token = ObservationToken(source: changes)
-    let view = ArrayView<Element>(upstream: token)
+    let view = ArrayView<Element>(upstream: token, array: self)
     let callback: (ArrayChangeSet<Element>, ObservableOptions) -> Void = { [weak view] change, _ in
       view?.send(Array(change.elements))
     }
@@ -241,9 +240,12 @@ extension ReadOnlyObservableArray: @unchecked Sendable where Element: Sendable {
 /// registration on the change sets.
 final class ArrayView<Element>: ReadOnlyObservable<[Element]> {
   private let upstream: ObservationToken
+  /// The array, kept alive: a derived one ends its own registrations when it goes.
+  private let array: AnyObject
 
-  init(upstream: ObservationToken) {
+  init(upstream: ObservationToken, array: AnyObject) {
     self.upstream = upstream
+    self.array = array
     super.init(initialValue: [], rank: 1)
   }
 }

@@ -239,6 +239,27 @@ struct ObservableArrayTests {
   }
 
   @MainActor
+  @Test func aDerivedArrayBoundInlineKeepsUpdatingItsTargetUntilTheTargetGoes() {
+    let source = ObservableArray([1, 2, 3])
+    weak var weakTable: BatchUpdateValidator<Int>?
+    do {
+      let table = BatchUpdateValidator<Int>()
+      weakTable = table
+      source.filter { $0 % 2 == 1 }.bind(to: table)
+      source.append(5)
+      source.remove(at: 0)
+      #expect(table.log == ["reloadAll(2)", "batch(+[2])", "batch(-[0])"])
+      #expect(table.rows == [3, 5])
+      #expect(source.observerCount == 1)
+    }
+    #expect(weakTable == nil)
+    // The next change prunes the dead binding, which releases the filtered array and with it
+    // its registration on the source.
+    source.append(7)
+    #expect(source.observerCount == 0)
+  }
+
+  @MainActor
   @Test func aMainActorObserverGetsEveryBackgroundChangeSetInOrderWithItsOwnSnapshot() async {
     let numbers = ObservableArray([Int]())
     var received: [ArrayChangeSet<Int>] = []
