@@ -22,6 +22,7 @@ extension ArrayChangeSet {
   /// - Returns: The change set, whose ``elements`` holds `new`.
   /// - Complexity: O(*n* + *m* log *m*) for *n* elements and *m* matched ones: one hash table
   ///   over the old ids, one probe per new element, and the longest-run step for the moves.
+  @inlinable
   public static func difference<ID: Hashable>(
     from old: some Collection<Element>,
     to new: some Collection<Element>,
@@ -31,6 +32,9 @@ extension ArrayChangeSet {
     try difference(from: ArraySnapshot(old), to: ArraySnapshot(new), id: id, isUpdated: isUpdated)
   }
 
+  // Inlinable, so that the caller's module specializes the hash table for its id type: in
+  // this module's unspecialized code every hash and comparison goes through a witness table.
+  @inlinable
   static func difference<ID: Hashable>(
     from old: ArraySnapshot<Element>,
     to new: ArraySnapshot<Element>,
@@ -41,19 +45,22 @@ extension ArrayChangeSet {
     // matching one hands the id to the next occurrence without hashing again.
     var table = [ID: Int](minimumCapacity: old.count)
     var next = [Int](repeating: -1, count: old.count)
+    // Read through the buffers: the snapshots' subscripts would check every offset again.
+    let oldElements = old.buffer.base
+    let newElements = new.buffer.base
     for offset in (0..<old.count).reversed() {
-      next[offset] = table.updateValue(offset, forKey: try id(old[offset])) ?? -1
+      next[offset] = table.updateValue(offset, forKey: try id(oldElements[offset])) ?? -1
     }
     var origins = [Int](repeating: -1, count: new.count)
     var updated = [Bool](repeating: false, count: new.count)
     for offset in 0..<new.count {
-      let element = new[offset]
+      let element = newElements[offset]
       guard let slot = table.index(forKey: try id(element)) else { continue }
       let origin = table.values[slot]
       guard origin >= 0 else { continue }
       table.values[slot] = next[origin]
       origins[offset] = origin
-      if try isUpdated(old[origin], element) { updated[offset] = true }
+      if try isUpdated(oldElements[origin], element) { updated[offset] = true }
     }
     return build(elements: new, origins: origins, updated: updated, oldCount: old.count)
   }

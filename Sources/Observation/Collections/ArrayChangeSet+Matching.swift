@@ -15,27 +15,37 @@ extension ArrayChangeSet {
   ///   - isReset: Whether the change is a reset (see ``isReset``).
   /// - Returns: The change set, with minimal moves.
   /// - Complexity: O(*n* log *n*) for *n* matched elements (the subsequence), O(*n*) otherwise.
+  @usableFromInline
   static func build(
     elements: ArraySnapshot<Element>, origins: [Int], updated: [Bool], oldCount: Int,
     isReset: Bool = false
   ) -> ArrayChangeSet {
+    // Every array is sized before it is filled, so the allocations do not grow with the count.
+    let matchedCount = origins.reduce(0) { $0 + ($1 >= 0 ? 1 : 0) }
     var isKept = [Bool](repeating: false, count: oldCount)
     var insertions: [Int] = []
+    insertions.reserveCapacity(origins.count - matchedCount)
     var matched: [Int] = []  // new offsets of the matched elements, ascending
-    matched.reserveCapacity(elements.count)
+    matched.reserveCapacity(matchedCount)
+    var matchedOrigins: [Int] = []  // their old offsets, in the same order
+    matchedOrigins.reserveCapacity(matchedCount)
     for (new, old) in origins.enumerated() {
       if old < 0 {
         insertions.append(new)
       } else {
         isKept[old] = true
         matched.append(new)
+        matchedOrigins.append(old)
       }
     }
     var removals: [Int] = []
+    removals.reserveCapacity(oldCount - matchedCount)
     for old in 0..<oldCount where !isKept[old] { removals.append(old) }
-    let staying = longestIncreasingRun(of: matched.map { origins[$0] })
+    let staying = longestIncreasingRun(of: matchedOrigins)
     var moves: [Match] = []
+    moves.reserveCapacity(staying.count - staying.reduce(0) { $0 + ($1 ? 1 : 0) })
     var updates: [Match] = []
+    if !updated.isEmpty { updates.reserveCapacity(updated.reduce(0) { $0 + ($1 ? 1 : 0) }) }
     for (position, new) in matched.enumerated() {
       if !staying[position] { moves.append(Match(old: origins[new], new: new)) }
       if !updated.isEmpty && updated[new] { updates.append(Match(old: origins[new], new: new)) }
@@ -119,9 +129,15 @@ func longestIncreasingRun(of values: [Int]) -> [Bool] {
   guard !values.isEmpty else { return isInRun }
   // tails[k]: the position ending the best run of length k + 1 found so far (smallest last value).
   var tails: [Int] = []
-  tails.reserveCapacity(64)
+  tails.reserveCapacity(values.count)
   var predecessor = [Int](repeating: -1, count: values.count)
   for (position, value) in values.enumerated() {
+    // Most runs of a real edit are long and in order: extending the longest run needs no search.
+    if let last = tails.last, values[last] < value {
+      predecessor[position] = last
+      tails.append(position)
+      continue
+    }
     var low = 0
     var high = tails.count
     while low < high {

@@ -16,7 +16,7 @@
 public struct ArraySnapshot<Element>: RandomAccessCollection {
   /// The shared storage; this snapshot reads its first `count` elements, which never change
   /// while any snapshot refers to the storage (see `ElementBuffer`).
-  let buffer: ElementBuffer<Element>
+  @usableFromInline let buffer: ElementBuffer<Element>
   /// The number of elements.
   public let count: Int
 
@@ -38,6 +38,17 @@ public struct ArraySnapshot<Element>: RandomAccessCollection {
 
   /// The position one past the last element: ``count``.
   public var endIndex: Int { count }
+
+  /// Calls `body` with the elements' contiguous storage: copying a snapshot into an `Array`
+  /// (or any collection that asks for contiguous storage) is one block copy.
+  ///
+  /// - Parameter body: Reads the elements; the pointer is valid only during the call.
+  /// - Returns: What `body` returns.
+  public func withContiguousStorageIfAvailable<Result>(
+    _ body: (UnsafeBufferPointer<Element>) throws -> Result
+  ) rethrows -> Result? {
+    try body(UnsafeBufferPointer(start: buffer.base, count: count))
+  }
 
   /// The element at `position`.
   ///
@@ -81,8 +92,9 @@ extension ArraySnapshot: @unchecked Sendable where Element: Sendable {}
 /// never observe a write, and need no lock. `initialized` is written only by the array that owns
 /// the buffer, under its lock, and read only by it and by `deinit` (when nothing refers to the
 /// buffer any more).
+@usableFromInline
 final class ElementBuffer<Element> {
-  let base: UnsafeMutablePointer<Element>
+  @usableFromInline let base: UnsafeMutablePointer<Element>
   let capacity: Int
   private(set) var initialized = 0
 
@@ -90,6 +102,15 @@ final class ElementBuffer<Element> {
   init(copying elements: some Collection<Element>, capacity: Int) {
     self.capacity = Swift.max(capacity, elements.count, 1)
     base = .allocate(capacity: self.capacity)
+    let copied = elements.withContiguousStorageIfAvailable { source in
+      // One block copy (a memcpy for trivial elements) instead of a generic loop.
+      if let start = source.baseAddress { base.initialize(from: start, count: source.count) }
+      return source.count
+    }
+    if let copied {
+      initialized = copied
+      return
+    }
     var slot = base
     for element in elements {
       slot.initialize(to: element)

@@ -20,7 +20,10 @@ final class DerivedArray<Element>: ReadOnlyObservableArray<Element> {
 
   /// Sets the first elements, from the source's `.initial` call, before anyone can observe them.
   func seed(_ elements: [Element]) {
-    let snapshot = ArraySnapshot(elements)
+    // With room to grow, as an appended-to source will make it.
+    let snapshot = ArraySnapshot(
+      buffer: ElementBuffer(copying: elements, capacity: 2 * elements.count),
+      count: elements.count)
     lock.lock()
     let retired = storage.adopt(snapshot)
     lock.unlock()

@@ -32,6 +32,17 @@ struct ElementStorage<Element> {
     return retired
   }
 
+  /// Moves the elements into a buffer with room for `capacity` elements, unless the buffer has
+  /// that room already.
+  ///
+  /// - Returns: The buffer that was replaced, if any; the caller releases it after unlocking.
+  mutating func reserveCapacity(_ capacity: Int) -> ElementBuffer<Element>? {
+    guard capacity > buffer.capacity else { return nil }
+    let retired = buffer
+    buffer = ElementBuffer(copying: snapshot, capacity: capacity)
+    return retired
+  }
+
   /// Replaces the elements with `elements`, in a new buffer.
   ///
   /// - Returns: The buffer that was replaced; the caller releases it after unlocking.

@@ -65,6 +65,7 @@ extension ObservableArray {
   ///   - isUpdated: Whether a matched element changed, given its old and new value.
   /// - Complexity: O(*n* + *m* log *m*) for *n* elements and *m* matched ones; see
   ///   ``ArrayChangeSet/difference(from:to:id:isUpdated:)``.
+  @inlinable
   public func replace<ID: Hashable>(
     with newElements: some Sequence<Element>,
     id: (Element) throws -> ID,
@@ -79,7 +80,8 @@ extension ObservableArray {
     }
   }
 
-  private func read() -> (ArraySnapshot<Element>, UInt) {
+  @usableFromInline
+  func read() -> (ArraySnapshot<Element>, UInt) {
     lock.lock()
     defer { lock.unlock() }
     return (storage.snapshot, version)
@@ -87,7 +89,8 @@ extension ObservableArray {
 
   /// Makes `elements` the array's elements and publishes `change`, unless the array changed
   /// since `expected`.
-  private func commit(
+  @usableFromInline
+  func commit(
     _ elements: ArraySnapshot<Element>, _ change: ArrayChangeSet<Element>, ifVersion expected: UInt
   ) -> Bool {
     lock.lock()
@@ -113,7 +116,8 @@ extension ObservableArray where Element: Identifiable & Equatable {
   /// See ``replace(with:id:isUpdated:)`` for duplicates, moves and threads.
   ///
   /// - Parameter newElements: The new elements.
+  @inlinable
   public func replace(with newElements: some Sequence<Element>) {
-    replace(with: newElements, id: \.id, isUpdated: !=)
+    replace(with: newElements, id: { $0.id }, isUpdated: !=)
   }
 }

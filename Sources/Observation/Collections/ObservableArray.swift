@@ -52,6 +52,18 @@ public final class ObservableArray<Element>: ReadOnlyObservableArray<Element> {
     }
   }
 
+  /// Reserves room for at least `minimumCapacity` elements, so that appending up to that many
+  /// does not grow the storage. Delivers nothing: the elements do not change.
+  ///
+  /// - Parameter minimumCapacity: The number of elements to make room for.
+  /// - Complexity: O(*n*) when it grows the storage, O(1) otherwise.
+  public func reserveCapacity(_ minimumCapacity: Int) {
+    lock.lock()
+    let retired = storage.reserveCapacity(minimumCapacity)
+    lock.unlock()
+    withExtendedLifetime(retired) {}
+  }
+
   /// Appends `element`.
   ///
   /// - Parameter element: The element to add at the end.

@@ -39,6 +39,9 @@ public class ReadOnlyObservableArray<Element> {
   private var outbox: [ArrayChangeSet<Element>] = []
   /// Whether a thread is handing the outbox to `changes`; only that thread does.
   private var isSending = false
+  /// Whether `outbox` holds change sets: checked instead of the generic array itself, which
+  /// costs a metadata look-up in this unspecialized code.
+  private var hasOutbox = false
   /// The merged change set of a transaction in progress: every change made until it ends joins
   /// it, whichever thread makes it.
   private var transactionChanges: ArrayChangeSet<Element>?
@@ -213,19 +216,25 @@ public class ReadOnlyObservableArray<Element> {
 
   /// Entered with the lock held; returns with it released.
   private func enqueueLocked(_ change: ArrayChangeSet<Element>) {
-    outbox.append(change)
-    guard !isSending else { return lock.unlock() }
+    guard !isSending else {
+      outbox.append(change)
+      hasOutbox = true
+      return lock.unlock()
+    }
+    // Nobody is sending, so the outbox is empty: hand this change set over directly.
     isSending = true
     lock.unlock()
+    changes.send(change)
     // The sending thread hands the change sets over one at a time, in order; changes made
-    // meanwhile (by its observers, or on other threads) join the outbox behind them.
+    // meanwhile (by its observers, or on other threads) joined the outbox behind this one.
     while true {
       lock.lock()
-      guard !outbox.isEmpty else {
+      guard hasOutbox else {
         isSending = false
         return lock.unlock()
       }
       let next = outbox.removeFirst()
+      hasOutbox = !outbox.isEmpty
       lock.unlock()
       changes.send(next)
     }

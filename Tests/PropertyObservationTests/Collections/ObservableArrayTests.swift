@@ -66,6 +66,18 @@ struct ObservableArrayTests {
       ])
   }
 
+  @Test func reserveCapacityDeliversNothingAndKeepsEarlierSnapshots() {
+    let numbers = ObservableArray([1, 2])
+    let before = numbers.elements
+    let log = ChangeLog(numbers, options: [.new])
+    numbers.reserveCapacity(100)
+    #expect(log.descriptions.isEmpty)
+    for value in 3...50 { numbers.append(value) }
+    #expect(Array(before) == [1, 2])
+    #expect(Array(numbers.elements) == Array(1...50))
+    #expect(log.replica == Array(1...50))
+  }
+
   @Test func anEditDeliversOneChangeSetWithMinimalMoves() {
     let todos = ObservableArray(Array("ABCD"))
     let log = ChangeLog(todos, options: [.new])
