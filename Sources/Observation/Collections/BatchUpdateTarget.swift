@@ -56,7 +56,7 @@ extension ReadOnlyObservableArray {
     // The registration keeps a derived array (whose only owners are its users) alive, as a
     // key-path binding keeps a derived observable: a list built inline in the call lives as long
     // as the target. The cycle through the array's own observers ends with the registration.
-    let chain: AnyObject? = self is ObservableArray<Element> ? nil : self
+    let chain = keptAliveByObservers
     changes.addObserver(target, options: [.initial, .new]) { [weak target] change, option in
       withExtendedLifetime(chain) {}
       guard let target else { return }

@@ -12,23 +12,11 @@ final class DerivedArray<Element>: ReadOnlyObservableArray<Element> {
   /// observable of change sets).
   private let source: AnyObject
 
-  init(upstream: ObservationToken, source: AnyObject) {
+  init(seed: [Element], upstream: ObservationToken, source: AnyObject) {
     self.upstream = upstream
     self.source = source
-    super.init(initialElements: [])
-  }
-
-  /// Sets the first elements, from the source's `.initial` call, before anyone can observe them.
-  func seed(_ elements: [Element]) {
     // With room to grow, as an appended-to source will make it.
-    let snapshot = ArraySnapshot(
-      buffer: ElementBuffer(copying: elements, capacity: 2 * elements.count),
-      count: elements.count)
-    lock.lock()
-    let retired = storage.adopt(snapshot)
-    lock.unlock()
-    withExtendedLifetime(retired) {}
-    changes.send(.inserting(snapshot))
+    super.init(initialElements: seed, capacity: 2 * seed.count)
   }
 
   /// Appends `elements` and publishes `change`'s structure for them.
@@ -54,31 +42,63 @@ final class DerivedArray<Element>: ReadOnlyObservableArray<Element> {
     withExtendedLifetime(retired) {}
   }
 
-  /// Registers `step` on `source`'s change sets and returns the derived array it feeds.
+  /// Registers on `source`'s change sets and returns the derived array they feed.
+  ///
+  /// The array is built inside the registration's `.initial` call, from that call's elements,
+  /// so it starts from exactly the state the registration saw, and every later change set
+  /// reaches it (the core orders the later calls after the `.initial` one).
   ///
   /// - Parameters:
   ///   - source: The array to derive from.
-  ///   - makeStep: Called with the derived array, each change set of the source and its option
-  ///     (`.initial` first, inside this call).
+  ///   - seed: Makes the first elements from the source's `.initial` change set.
+  ///   - step: Called with the derived array and each later change set of the source.
   /// - Returns: The derived array.
   static func make<Source>(
     from source: ReadOnlyObservableArray<Source>,
-    _ makeStep: @escaping (DerivedArray<Element>, ArrayChangeSet<Source>, ObservableOptions) -> Void
+    seed: @escaping (ArrayChangeSet<Source>) -> [Element],
+    step: @escaping (DerivedArray<Element>, ArrayChangeSet<Source>) -> Void
   ) -> DerivedArray<Element> {
-    let token = ObservationToken(source: source.changes)
-    let derived = DerivedArray<Element>(upstream: token, source: source)
-    let callback: (ArrayChangeSet<Source>, ObservableOptions) -> Void = {
-      [weak derived] change, option in
-      guard let derived else { return }
-      makeStep(derived, change, option)
+    let link = DerivedArrayLink<Element>()
+    // The token exists before the registration, so the derived array can own it from the
+    // moment it is built; the link hands it over once, so the closure never holds it.
+    link.upstream = ObservationToken(source: source.changes)
+    let callback: (ArrayChangeSet<Source>, ObservableOptions) -> Void = { change, option in
+      guard option != .initial else {
+        guard let upstream = link.upstream else {
+          preconditionFailure("a registration delivered .initial twice")
+        }
+        link.upstream = nil
+        let derived = DerivedArray(seed: seed(change), upstream: upstream, source: source)
+        link.built = derived
+        link.target = derived
+        return
+      }
+      guard let derived = link.target else { return }
+      step(derived, change)
     }
+    guard let token = link.upstream else { preconditionFailure("no registration token") }
     source.changes.register(
       .init(token: token, options: [.initial, .new], callback: callback),
       replacing: false,
       initial: callback
     )
+    guard let derived = link.built else {
+      preconditionFailure("a source did not deliver .initial inside its registering call")
+    }
+    link.built = nil
     return derived
   }
+}
+
+/// The connection from a source's registration to the derived array it feeds: built in the
+/// `.initial` call, held strongly until `make` takes it and weakly after (the derived array owns
+/// the registration, whose closure holds this link). Only the registration's calls and `make`
+/// touch it, one at a time.
+private final class DerivedArrayLink<Element> {
+  /// The registration's token, until the `.initial` call gives it to the derived array.
+  var upstream: ObservationToken?
+  var built: DerivedArray<Element>?
+  weak var target: DerivedArray<Element>?
 }
 
 // All state lives in `ReadOnlyObservableArray`, guarded by its lock; `upstream` is immutable.

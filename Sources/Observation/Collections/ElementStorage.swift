@@ -7,8 +7,8 @@ struct ElementStorage<Element> {
   private(set) var buffer: ElementBuffer<Element>
   private(set) var count: Int
 
-  init(_ elements: some Collection<Element>) {
-    buffer = ElementBuffer(copying: elements, capacity: elements.count)
+  init(_ elements: some Collection<Element>, capacity: Int = 0) {
+    buffer = ElementBuffer(copying: elements, capacity: capacity)
     count = elements.count
   }
 

@@ -15,7 +15,9 @@ extension ReadOnlyObservableArray {
   /// > its one input is final then, so it never shows a state that did not exist. `transform`
   /// > is never called concurrently with itself, and no lock is held while it runs.
   ///
-  /// It keeps this array alive and lives as long as its users hold it.
+  /// It keeps this array alive and lives as long as its users hold it: a variable, a token
+  /// from ``observe(options:isolation:_:)``, an owner's registration or a binding (the last two
+  /// until the owner is gone and the array next changes).
   ///
   /// - Parameter transform: Computes a derived element.
   /// - Returns: The derived array.
@@ -24,8 +26,9 @@ extension ReadOnlyObservableArray {
   public func map<Result>(
     _ transform: @escaping @Sendable (Element) -> Result
   ) -> ReadOnlyObservableArray<Result> {
-    DerivedArray<Result>.make(from: self) { derived, change, option in
-      guard option != .initial else { return derived.seed(change.elements.map(transform)) }
+    DerivedArray<Result>.make(from: self) { change in
+      change.elements.map(transform)
+    } step: { derived, change in
       if change.isAppendOnly {
         return derived.publishAppending(change.insertions.map { transform(change.elements[$0]) })
       }
@@ -64,14 +67,12 @@ extension ReadOnlyObservableArray {
   ) -> ReadOnlyObservableArray<Element> {
     // Whether each element of this array is in the filtered one; only the step touches it.
     let membership = Membership()
-    return DerivedArray<Element>.make(from: self) { derived, change, option in
-      if option == .initial {
-        membership.included = change.elements.map(isIncluded)
-        return derived.seed(
-          change.elements.indices.filter { membership.included[$0] }.map {
-            change.elements[$0]
-          })
+    return DerivedArray<Element>.make(from: self) { change in
+      membership.included = change.elements.map(isIncluded)
+      return change.elements.indices.filter { membership.included[$0] }.map {
+        change.elements[$0]
       }
+    } step: { derived, change in
       if change.isAppendOnly {
         var added: [Element] = []
         for new in change.insertions {

@@ -50,8 +50,8 @@ public class ReadOnlyObservableArray<Element> {
   /// handed to it (its `.initial` is turned into a change set that inserts every element).
   let changes: ReadOnlyObservable<ArrayChangeSet<Element>>
 
-  init(initialElements elements: some Collection<Element>) {
-    storage = ElementStorage(elements)
+  init(initialElements elements: some Collection<Element>, capacity: Int = 0) {
+    storage = ElementStorage(elements, capacity: capacity)
     changes = ReadOnlyObservable(initialValue: .inserting(storage.snapshot))
   }
 
@@ -102,7 +102,9 @@ public class ReadOnlyObservableArray<Element> {
     _ closure: @escaping (ArrayChangeSet<Element>) -> Void
   ) -> ObservationToken {
     Self.check(options)
+    let chain = keptAliveByObservers
     return changes.observe(options: options, isolation: isolation) { change, option in
+      withExtendedLifetime(chain) {}
       closure(option == .initial ? .inserting(change.elements) : change)
     }
   }
@@ -127,9 +129,11 @@ public class ReadOnlyObservableArray<Element> {
     closure: @escaping (ArrayChangeSet<Element>) -> Void
   ) {
     Self.check(options)
+    let chain = keptAliveByObservers
     changes.addObserver(
       observer, removeIfExists: removeIfExists, options: options, isolation: isolation
     ) { change, option in
+      withExtendedLifetime(chain) {}
       closure(option == .initial ? .inserting(change.elements) : change)
     }
   }
@@ -145,6 +149,14 @@ public class ReadOnlyObservableArray<Element> {
   /// The number of registrations that can still be called.
   public final var observerCount: Int {
     changes.observerCount
+  }
+
+  /// What a registration on this array keeps alive: a derived array (from `map` or `filter`),
+  /// whose only owners are its users, as a registration on a derived observable keeps it;
+  /// nothing for an ``ObservableArray``, which its model owns. The cycle through the array's own
+  /// observers ends with the registration.
+  final var keptAliveByObservers: AnyObject? {
+    self is ObservableArray<Element> ? nil : self
   }
 
   private static func check(_ options: ObservableOptions) {

@@ -145,6 +145,33 @@ struct ObservableArrayTests {
     #expect(log.replica == Array("DBC"))
   }
 
+  @Test func anotherThreadsChangeDuringATransactionJoinsItsChangeSet() {
+    let numbers = ObservableArray([1])
+    let log = ChangeLog(numbers, options: [.new])
+    withObservationTransaction {
+      numbers.append(2)
+      let writer = runInBackground { numbers.insert(0, at: 0) }
+      #expect(writer.waitUntilFinished("the writer"))
+      numbers.append(3)
+      #expect(log.descriptions.isEmpty)
+    }
+    #expect(log.descriptions == ["+[0, 2, 3]"])
+    #expect(log.replica == [0, 1, 2, 3])
+  }
+
+  @Test func aDerivedArrayObservedInsideATransactionDeliversEachChangeOnce() {
+    let source = ObservableArray([1, 2])
+    var log: ChangeLog<Int>?
+    withObservationTransaction {
+      source.append(3)
+      let doubled = source.map { $0 * 2 }
+      log = ChangeLog(doubled)
+      source.append(4)
+    }
+    #expect(log?.descriptions == ["reset +[0, 1]", "+[2, 3]"])
+    #expect(log?.replica == [2, 4, 6, 8])
+  }
+
   @Test func aMutationInsideACallbackIsDeliveredAfterTheCurrentChangeSet() {
     let numbers = ObservableArray([Int]())
     let log = RecordingLog<String>()
