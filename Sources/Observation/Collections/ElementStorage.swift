@@ -55,13 +55,11 @@ struct ElementStorage<Element> {
 }
 
 extension ElementStorage {
-  /// Makes `snapshot`'s elements the live ones, sharing its buffer (appends go past them).
+  /// Makes `snapshot`'s elements the live ones, sharing its buffer: appends write past them in
+  /// place when the snapshot covers every element of its buffer, and copy it otherwise.
   ///
   /// - Returns: The buffer that was replaced; the caller releases it after unlocking.
   mutating func adopt(_ snapshot: ArraySnapshot<Element>) -> ElementBuffer<Element> {
-    precondition(
-      snapshot.buffer.canAppend(after: snapshot.count)
-        || snapshot.count == snapshot.buffer.initialized)
     let retired = buffer
     buffer = snapshot.buffer
     count = snapshot.count
