@@ -324,6 +324,37 @@ struct ObservableArrayTests {
   }
 
   @MainActor
+  @Test func aBoundTargetGetsValidBatchesForChangesMadeOnBackgroundThreads() async {
+    let numbers = ObservableArray([Int]())
+    let table = BatchUpdateValidator<Int>()
+    numbers.bind(to: table)
+    let writers = (0..<2).map { writer in
+      runInBackground {
+        for step in 0..<150 {
+          if step % 5 == 4 {
+            numbers.edit { if $0.count > 2 { $0.move(from: 0, to: 2) } }
+          } else {
+            numbers.append(writer * 1_000 + step)
+          }
+        }
+      }
+    }
+    for writer in writers { #expect(writer.waitUntilFinished("a background writer")) }
+    let deadline = ContinuousClock.now + .seconds(testTimeout)
+    // The writers are done, so the elements are final; the main actor catches up in order (the
+    // last two changes are moves of three elements, which cannot come back to the same order).
+    let final = Array(numbers.elements)
+    #expect(final.count == 240)
+    while table.rows != final && ContinuousClock.now < deadline {
+      await Task.yield()
+      try? await Task.sleep(nanoseconds: 1_000_000)
+    }
+    #expect(table.problems == [])
+    #expect(table.rows == final)
+    #expect(table.log.first == "reloadAll(0)")
+  }
+
+  @MainActor
   @Test func aMainActorObserverGetsEveryBackgroundChangeSetInOrderWithItsOwnSnapshot() async {
     let numbers = ObservableArray([Int]())
     var received: [ArrayChangeSet<Int>] = []
