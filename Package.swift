@@ -14,6 +14,7 @@ let package = Package(
     .executable(name: "bindingamodel", targets: ["BindingAModel"]),
     .executable(name: "drivingaview", targets: ["DrivingAView"]),
     .executable(name: "masterdetail", targets: ["MasterDetail"]),
+    .executable(name: "listscreen", targets: ["ListScreen"]),
   ],
   targets: [
     .target(name: "PropertyObservation", path: "Sources/Observation"),
@@ -62,6 +63,12 @@ let package = Package(
       name: "MasterDetail",
       dependencies: ["PropertyObservation"],
       path: "Examples/MasterDetail",
+      exclude: ["expected-output.txt"]
+    ),
+    .executableTarget(
+      name: "ListScreen",
+      dependencies: ["PropertyObservation"],
+      path: "Examples/ListScreen",
       exclude: ["expected-output.txt"]
     ),
     // Scaffolding shared by the test targets (gates, bounded waits, the recording log); a

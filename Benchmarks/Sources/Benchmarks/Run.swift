@@ -16,6 +16,15 @@ func runBenchmarks(arguments: [String]) -> Int32 {
     configuration.repetitions = max(1, repetitions)
   }
 
+  if arguments.contains("--collections") {
+    // The collections rows alone (issue 29), with their targets.
+    let table = collectionsTable(smoke: configuration.smoke)
+    var report = TargetsReport()
+    addCollectionsTargets(table, to: &report)
+    print(table.render() + "\n\n" + report.render())
+    return 0
+  }
+
   let started = now()
   let allColumns = [Column.closures, Column.floor, Column.combine, Column.owner, Column.token]
   var tables: [String: Table] = [:]
@@ -308,6 +317,12 @@ func runBenchmarks(arguments: [String]) -> Int32 {
       table.add(dimension, values)
     }
     record("propagationScale", table)
+  }
+
+  do {
+    let start = now()
+    record("collections", collectionsTable(smoke: configuration.smoke))
+    progress("collections: \(format(Double(now() - start) / 1e9, fractionDigits: 2)) s")
   }
 
   print("# PropertyObservation benchmarks\n")

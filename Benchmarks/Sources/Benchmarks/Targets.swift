@@ -187,6 +187,9 @@ func targetsReport(_ tables: [String: Table]) -> TargetsReport {
   issue11Targets(tables, into: &report)
   issue12Targets(tables, into: &report)
   issue13Targets(tables, into: &report)
+  if let collections = tables["collections"] {
+    addCollectionsTargets(collections, to: &report)
+  }
   return report
 }
 

@@ -1,0 +1,108 @@
+// A to-do list screen without UIKit: an ObservableArray of to-dos shown in a fake table view
+// that prints the batches UIKit would animate, a filtered list of the open to-dos with its own
+// table, and a count label following the open list. Everything runs on the main actor, so the
+// output is the same on every run.
+import PropertyObservation
+
+// MARK: - Model
+
+struct Todo: Identifiable, Equatable, Sendable {
+  let id: Int
+  var title: String
+  var isDone = false
+}
+
+// MARK: - Views (stand-ins)
+
+/// A table view: prints what it is asked to do, checks each batch's counts as UIKit does, and
+/// shows its rows.
+@MainActor
+final class FakeTableView: BatchUpdateTarget {
+  let name: String
+  private var rows: [Todo] = []
+
+  init(_ name: String) {
+    self.name = name
+  }
+
+  func reloadAll(_ elements: [Todo]) {
+    rows = elements
+    print("  [\(name)] reload all: \(describe(rows))")
+  }
+
+  func performBatch(_ batch: BatchUpdate<Todo>) {
+    // UIKit's first check: the rows after the batch must add up.
+    precondition(
+      rows.count - batch.deletions.count + batch.insertions.count == batch.elements.count,
+      "inconsistent batch")
+    var steps: [String] = []
+    if !batch.reloads.isEmpty { steps.append("reload \(batch.reloads)") }
+    if !batch.deletions.isEmpty { steps.append("delete \(batch.deletions)") }
+    if !batch.insertions.isEmpty { steps.append("insert \(batch.insertions)") }
+    if !batch.moves.isEmpty { steps.append("move \(batch.moves)") }
+    rows = batch.elements
+    print("  [\(name)] \(steps.joined(separator: ", ")): \(describe(rows))")
+  }
+
+  private func describe(_ rows: [Todo]) -> String {
+    rows.map { $0.isDone ? "✓\($0.title)" : $0.title }.joined(separator: " | ")
+  }
+}
+
+/// A label: prints whenever its text is set.
+final class Label {
+  var text: String? {
+    didSet { print("  [count] \(text ?? "-")") }
+  }
+}
+
+// MARK: - Controller
+
+@MainActor
+final class TodoListController {
+  let allTable = FakeTableView("all")
+  let openTable = FakeTableView("open")
+  let countLabel = Label()
+
+  func show(_ todos: ReadOnlyObservableArray<Todo>) {
+    todos.bind(to: allTable)
+    let open = todos.filter { !$0.isDone }
+    open.bind(to: openTable)
+    open.asObservable().map { "\($0.count) open" }.bind(to: countLabel, \.text)
+  }
+}
+
+// MARK: - The screen
+
+let todos = ObservableArray([
+  Todo(id: 1, title: "Milk"), Todo(id: 2, title: "Eggs"), Todo(id: 3, title: "Bread"),
+])
+let controller = TodoListController()
+
+print("Show the list:")
+controller.show(todos)
+
+print("Add a to-do:")
+todos.append(Todo(id: 4, title: "Tea"))
+
+print("Tick off Eggs (an update in all, a removal in open):")
+todos[1].isDone = true
+
+print("Move Tea to the top:")
+todos.move(from: 3, to: 0)
+
+print("Fresh data from the server: Bread gone, Cake new, Milk done, order changed:")
+todos.replace(with: [
+  Todo(id: 2, title: "Eggs", isDone: true), Todo(id: 4, title: "Tea"),
+  Todo(id: 5, title: "Cake"), Todo(id: 1, title: "Milk", isDone: true),
+])
+
+print("Clear the done ones in one edit:")
+todos.edit { list in
+  for index in list.elements.indices.reversed() where list[index].isDone {
+    list.remove(at: index)
+  }
+}
+
+print("Start over (a reset reloads):")
+todos.reset(to: [Todo(id: 6, title: "Plan the week")])
