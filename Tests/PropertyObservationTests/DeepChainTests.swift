@@ -7,15 +7,15 @@ import Testing
 
 /// Runs `body` on a thread with a 512 KiB stack (the default for a secondary thread on Apple
 /// platforms) and reports whether it finished within the deadline.
-private func onASmallStack(_ body: @escaping @Sendable () -> Void) -> Bool {
-  let done = DispatchSemaphore(value: 0)
+private func onASmallStack(_ body: @escaping @Sendable () -> Void) async -> Bool {
+  let done = RecordingLog<Bool>()
   let thread = Thread {
     body()
-    done.signal()
+    done.append(true)
   }
   thread.stackSize = 512 * 1024
   thread.start()
-  return done.wait(timeout: .now() + testTimeout) == .success
+  return await done.waitForCount(1)
 }
 
 /// Propagation through derived values does not grow the stack with the depth of the graph
@@ -25,9 +25,9 @@ struct DeepChainTests {
   // The depth is handled by the single-observer shortcut of a derived value, which a build with
   // the fast paths switched off does not take: there, each level runs a full round, nested.
   @Test(.enabled(if: FastPaths.areEnabled))
-  func aSetThroughAChainAHundredThousandLevelsDeepCompletesOnA512KiBStack() {
+  func aSetThroughAChainAHundredThousandLevelsDeepCompletesOnA512KiBStack() async {
     let log = RecordingLog<Int>()
-    let finished = onASmallStack {
+    let finished = await onASmallStack {
       let source = Observable(0)
       var chain: ReadOnlyObservable<Int> = source
       for _ in 0..<100_000 { chain = chain.map { $0 + 1 } }

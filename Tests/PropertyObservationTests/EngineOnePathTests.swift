@@ -267,3 +267,71 @@ struct EngineGateOrderTests {
     withExtendedLifetime(first) {}
   }
 }
+
+/// Whether two callbacks of one observable ever run at the same time: rounds never interleave,
+/// and the calls of one round are made one after another, so they never should.
+private final class OverlapDetector: @unchecked Sendable {
+  private let lock = NSLock()
+  // Guarded by `lock`.
+  private var isInCallback = false
+  private var overlaps = 0
+  private var calls = 0
+
+  func call(_ body: () -> Void) {
+    lock.lock()
+    if isInCallback { overlaps += 1 }
+    isInCallback = true
+    calls += 1
+    lock.unlock()
+    body()
+    lock.lock()
+    isInCallback = false
+    lock.unlock()
+  }
+
+  var counts: (overlaps: Int, calls: Int) {
+    lock.lock()
+    defer { lock.unlock() }
+    return (overlaps, calls)
+  }
+}
+
+@Suite("Engine: catch-up never overlaps a round")
+struct EngineCatchUpOverlapTests {
+  // 4. A gated registration is caught up before any later round: its calls never overlap
+  // another callback of the observable.
+
+  @Test func gatedRegistrationsAreCaughtUpBetweenRoundsNeverDuringOne() async {
+    let source = Observable(0)
+    let detector = OverlapDetector()
+    let first = source.observe(isolation: nil) { @Sendable _, _ in
+      detector.call { for _ in 0..<50 { sched_yield() } }
+    }
+    let registered = RecordingLog<Bool>()
+    // Queues of their own: each always gets a thread, so the four bodies really overlap.
+    let registrars = (0..<2).map { index in
+      runInBackground(on: DispatchQueue(label: "registrar \(index)")) {
+        for _ in 0..<400 {
+          let token = source.observe(options: [.initial, .old, .new], isolation: nil) {
+            @Sendable _, option in
+            guard option != .initial else { return }
+            detector.call { sched_yield() }
+          }
+          registered.append(true)
+          sched_yield()
+          token.cancel()
+        }
+      }
+    }
+    let setters = (0..<2).map { index in
+      runInBackground(on: DispatchQueue(label: "setter \(index)")) {
+        for value in 1...2_000 { source.value = value * 2 + index }
+      }
+    }
+    for work in registrars + setters { await work.finished("a setter or a registrar") }
+    let (overlaps, calls) = detector.counts
+    #expect(calls > 4_000, "no churned registration was called: the threads did not overlap")
+    #expect(overlaps == 0, "\(overlaps) of \(calls) callbacks overlapped another")
+    withExtendedLifetime(first) {}
+  }
+}

@@ -25,22 +25,28 @@ struct MainActorRemovalTests {
     on source: Observable<Int>,
     end: () -> Void
   ) async -> Bool {
-    let gate = Gate("round 2")
+    // Round 2 is held with plain semaphores and long deadlines: the main actor must stay busy
+    // (not yielding) until `end` has run, and a starved main actor on a loaded machine must
+    // only slow the test down, not make the held round give up.
+    let arrived = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
     let slow = source.observe(isolation: nil) { @Sendable value, _ in
-      if value == 2 { gate.block() }
+      guard value == 2 else { return }
+      arrived.signal()
+      _ = release.wait(timeout: .now() + 120)
     }
     // A serial queue of its own always gets a thread, even while other tests hold the pool's.
     let producer = runInBackground(on: DispatchQueue(label: "producer")) {
       source.value = 1
       source.value = 2
     }
-    gate.waitUntilBlocked()
+    #expect(arrived.wait(timeout: .now() + 120) == .success, "round 2 never started")
     end()
     // The call for 1 has been waiting for the main queue all along: give it every chance.
     for _ in 0..<20 { await Task.yield() }
     try? await Task.sleep(nanoseconds: 20_000_000)
-    gate.open()
-    let finished = producer.waitUntilFinished("the producer")
+    release.signal()
+    let finished = await producer.finished("the producer", timeout: 120)
     for _ in 0..<20 { await Task.yield() }
     try? await Task.sleep(nanoseconds: 20_000_000)
     withExtendedLifetime(slow) {}
@@ -93,8 +99,8 @@ struct MainActorRemovalTests {
         source.addObserver(screen, closure: record)
       })
     #expect(screen.seen == [])
-    runInBackground(on: DispatchQueue(label: "setter")) { source.value = 3 }
-      .waitUntilFinished("the setter")
+    await runInBackground(on: DispatchQueue(label: "setter")) { source.value = 3 }
+      .finished("the setter")
     for _ in 0..<20 { await Task.yield() }
     try? await Task.sleep(nanoseconds: 20_000_000)
     #expect(screen.seen == [3])
@@ -130,7 +136,7 @@ struct MainActorRemovalTests {
       for _ in 0..<20 { await Task.yield() }
       try? await Task.sleep(nanoseconds: 10_000_000)
       stop.append(true)
-      #expect(producer.waitUntilFinished("the producer"))
+      #expect(await producer.finished("the producer"))
       try? await Task.sleep(nanoseconds: 10_000_000)
       #expect(screen.seen.count == seenAtRemoval, "calls arrived after removeObserver returned")
     }

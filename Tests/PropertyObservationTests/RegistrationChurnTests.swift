@@ -17,7 +17,7 @@ struct RegistrationChurnTests {
     setting source: Observable<Int>,
     count: Int,
     registeringOn churned: ReadOnlyObservable<Int>
-  ) -> (largestQueue: Int, pairs: Int, finished: Bool) {
+  ) async -> (largestQueue: Int, pairs: Int, finished: Bool) {
     let done = RecordingLog<Bool>()
     let largest = RecordingLog<Int>()
     let churner = runInBackground(on: DispatchQueue(label: "churner")) {
@@ -36,14 +36,14 @@ struct RegistrationChurnTests {
       for value in 1...count { source.value = value }
       done.append(true)
     }
-    let finished = setter.waitUntilFinished("the setter", timeout: 60)
+    let finished = await setter.finished("the setter", timeout: 60)
     if !finished { done.append(true) }
-    churner.waitUntilFinished("the churning thread", timeout: 60)
+    await churner.finished("the churning thread", timeout: 60)
     let results = largest.events
     return (results.first ?? .max, results.last ?? 0, finished)
   }
 
-  @Test func churnOnADerivedValueInsideADiamondFinishesOnTheLastPair() {
+  @Test func churnOnADerivedValueInsideADiamondFinishesOnTheLastPair() async {
     // The queue of `tens` also carries the changes its source's thread hands to the delivery
     // queue while the churning thread catches a registration up, up to the queued-change limit,
     // so only the end state is pinned here (issue 27 keeps the glitches of this shape open).
@@ -52,22 +52,24 @@ struct RegistrationChurnTests {
     let pairs = source.combineLatest(tens)
     let last = RecordingLog<Int>()
     let token = pairs.observe { pair, _ in last.append(pair.1) }
-    let result = churn(setting: source, count: 5_000, registeringOn: tens)
+    let result = await churn(setting: source, count: 5_000, registeringOn: tens)
     #expect(result.finished)
     #expect(result.pairs > 0)
     // The delivery queue may still be delivering the last changes of `tens`.
     let deadline = DispatchTime.now() + testTimeout
-    while last.events.last != 50_000 && DispatchTime.now() < deadline { usleep(1_000) }
+    while last.events.last != 50_000 && DispatchTime.now() < deadline {
+      try? await Task.sleep(nanoseconds: 1_000_000)
+    }
     #expect(pairs.value == (5_000, 50_000))
     #expect(last.events.last == 50_000)
     withExtendedLifetime(token) {}
   }
 
-  @Test func churnOnAPlainObservableKeepsThePendingQueueSmall() {
+  @Test func churnOnAPlainObservableKeepsThePendingQueueSmall() async {
     let source = Observable(0)
     let seen = RecordingLog<Int>()
     let token = source.observe { value, _ in seen.append(value) }
-    let result = churn(setting: source, count: 5_000, registeringOn: source)
+    let result = await churn(setting: source, count: 5_000, registeringOn: source)
     #expect(result.finished)
     // A registration cancelled before anything queued behind it leaves the queue at once (it
     // held 512 slots before, each later cancel scanning them under the lock).

@@ -16,7 +16,7 @@ package final class BackgroundRun: Sendable {
   }
 
   /// Blocks until the work has returned, or records a failure naming `what` after `timeout`
-  /// seconds.
+  /// seconds (unless `reportingTimeout` is `false`).
   ///
   /// - Returns: Whether the work returned in time.
   @discardableResult
@@ -26,13 +26,51 @@ package final class BackgroundRun: Sendable {
     fileID: String = #fileID,
     filePath: StaticString = #filePath,
     line: UInt = #line,
-    column: UInt = #column
+    column: UInt = #column,
+    reportingTimeout: Bool = true
   ) -> Bool {
-    guard finished.wait(timeout: .now() + timeout) == .timedOut else { return true }
+    guard finished.wait(timeout: .now() + timeout) == .timedOut else {
+      // Taken: put it back, so that a later wait sees the work finished too.
+      finished.signal()
+      return true
+    }
+    guard reportingTimeout else { return false }
     recordFailure(
       "\(what) did not finish within \(timeout) s", fileID: fileID, filePath: filePath,
       line: line, column: column)
     return false
+  }
+}
+
+extension BackgroundRun {
+  /// Waits, without blocking a thread of the test's cooperative pool or the main actor, until
+  /// the work has returned, or records a failure naming `what` after `timeout` seconds.
+  ///
+  /// Use it in `async` tests: a synchronous wait there holds one of the pool's few threads (two
+  /// on a 2-core machine) for as long as the work runs, and starves the other tests.
+  ///
+  /// - Returns: Whether the work returned in time.
+  @discardableResult
+  package func finished(
+    _ what: String = "the work on another thread",
+    timeout: Double = testTimeout,
+    fileID: String = #fileID,
+    filePath: StaticString = #filePath,
+    line: UInt = #line,
+    column: UInt = #column
+  ) async -> Bool {
+    let deadline = DispatchTime.now() + timeout
+    while DispatchTime.now() < deadline {
+      if waitUntilFinished(
+        what, timeout: 0, fileID: fileID, filePath: filePath, line: line, column: column,
+        reportingTimeout: false)
+      {
+        return true
+      }
+      try? await Task.sleep(nanoseconds: 1_000_000)
+    }
+    return waitUntilFinished(
+      what, timeout: 0, fileID: fileID, filePath: filePath, line: line, column: column)
   }
 }
 

@@ -56,6 +56,25 @@ package final class Gate: @unchecked Sendable {
     return false
   }
 
+  /// ``waitUntilBlocked(fileID:filePath:line:column:)`` for `async` tests: waits without
+  /// blocking a thread of the cooperative pool or the main actor, which other tests need.
+  ///
+  /// - Returns: Whether a thread reached the gate in time.
+  @discardableResult
+  package func blocked(
+    fileID: String = #fileID,
+    filePath: StaticString = #filePath,
+    line: UInt = #line,
+    column: UInt = #column
+  ) async -> Bool {
+    let deadline = DispatchTime.now() + testTimeout
+    while DispatchTime.now() < deadline {
+      if arrived.wait(timeout: .now()) == .success { return true }
+      try? await Task.sleep(nanoseconds: 1_000_000)
+    }
+    return waitUntilBlocked(fileID: fileID, filePath: filePath, line: line, column: column)
+  }
+
   /// Lets one blocked thread (or the next to arrive) go on, and records the failures of threads
   /// that gave up waiting at the gate.
   package func open(
