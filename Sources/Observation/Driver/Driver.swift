@@ -105,7 +105,9 @@ public final class Driver<Value> {
   /// returned token is cancelled or released.
   ///
   /// ```swift
-  /// let token = model.status.asDriver().drive { status in
+  /// // In a view controller: capture the label, not `self`, which would keep the controller
+  /// // alive as long as the token it stores.
+  /// let token = model.status.asDriver().drive { [statusLabel] status in
   ///   statusLabel.text = status
   /// }
   /// ```

@@ -4,7 +4,7 @@ extension ReadOnlyObservable {
   ///
   /// ```swift
   /// let progress = download.progress.asDriver(policy: .coalescing)
-  /// let token = progress.drive { progressView.fraction = $0 }
+  /// let token = progress.drive { [progressView] in progressView.fraction = $0 }
   /// ```
   ///
   /// Each call makes a new driver; store it to share one upstream registration among several
