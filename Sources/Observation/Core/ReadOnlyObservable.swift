@@ -323,26 +323,20 @@ public class ReadOnlyObservable<Value> {
       let isMainActorToken = entry.pointee.isMainActorToken
       lock.unlock()
       withExtendedLifetime(replaced) {}
-      let call = {
-        if isMainActorToken {
-          // `owner` is its handle: no round decided where main-actor callbacks run.
-          Self.callThroughHandle(owner, newValue, .new)
-        } else {
-          callback(newValue, .new)
-        }
-        keepAlive(owner)
-      }
       context.beginPropagation()
       defer { context.endPropagation() }
       // The call is this feed's last act, and so is each enclosing shortcut's: deep in a chain,
       // leave it to the outermost shortcut of the run, which makes the calls one after another
       // instead of one inside another. The order of the calls is the same.
       guard context.chainDepth < Self.chainDepthPerFrame else {
-        context.deferredChainCall = call
+        // The only allocation of the shortcut, once per `chainDepthPerFrame` levels.
+        context.deferredChainCall = {
+          Self.callShortcut(callback, owner, isMainActorToken: isMainActorToken, newValue)
+        }
         return
       }
       context.chainDepth += 1
-      call()
+      Self.callShortcut(callback, owner, isMainActorToken: isMainActorToken, newValue)
       if context.chainDepth == 1 {
         while let next = context.deferredChainCall {
           context.deferredChainCall = nil
@@ -351,6 +345,21 @@ public class ReadOnlyObservable<Value> {
       }
       context.chainDepth -= 1
     }
+  }
+
+  /// The one call of `feed`'s shortcut: `.new` to the only registration, whose owner (or, for a
+  /// main-actor token, handle) `owner` keeps alive for the call.
+  @inline(__always)
+  private static func callShortcut(
+    _ callback: Callback, _ owner: AnyObject?, isMainActorToken: Bool, _ newValue: Value
+  ) {
+    if isMainActorToken {
+      // `owner` is its handle: no round decided where main-actor callbacks run.
+      callThroughHandle(owner, newValue, .new)
+    } else {
+      callback(newValue, .new)
+    }
+    keepAlive(owner)
   }
 
   /// How many shortcut calls of a chain nest on the stack before the rest are made in a loop.
