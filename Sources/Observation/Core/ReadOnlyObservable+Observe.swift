@@ -31,7 +31,7 @@ extension ReadOnlyObservable {
       // The entry holds the closure itself, so a round on the main queue calls it like a
       // nonisolated one; the handle takes the other calls (see `ObserverEntry.mainActorBit`).
       let handle = MainActorHandle(
-        closure, owner: nil, key: .token, lane: mainActorLane(), tokenSource: self)
+        closure, owner: nil, lane: mainActorLane().lane, tokenSource: self)
       token = ObservationToken(source: handle)
       entry = NewEntry(token: token, mainActorHandle: handle, options: options, callback: closure)
     } else {

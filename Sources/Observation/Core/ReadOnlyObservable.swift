@@ -212,10 +212,7 @@ public class ReadOnlyObservable<Value> {
   /// Such a registration stays in the list until the deliverer's next round boundary, but its
   /// waiting main-actor calls must not run once the removing call has returned.
   private func hasEnded(_ handle: MainActorHandle<Value>) -> Bool {
-    !endedDuringDelivery.isEmpty
-      && endedDuringDelivery.contains {
-        handle.serial < $0.before && handle.key.isSelected(by: $0.selection)
-      }
+    !endedDuringDelivery.isEmpty && handle.isEnded(by: endedDuringDelivery)
   }
 
   /// The lane of this observable's registrations made on `actor`: shared by all of them, so that

@@ -40,12 +40,12 @@ enum CallbackIsolation {
   func confine<Value>(
     _ callback: @escaping (Value, ObservableOptions) -> Void,
     owner: AnyObject?,
-    key: @autoclosure () -> RegistrationKey,
+    key: RegistrationKey,
     on observable: ReadOnlyObservable<Value>
   ) -> (Value, ObservableOptions) -> Void {
     switch self {
     case .delivering: callback
-    case .mainActor: Self.confineToMainActor(callback, owner: owner, key: key(), on: observable)
+    case .mainActor: Self.confineToMainActor(callback, owner: owner, key: key, on: observable)
     case .actor(let actor): Self.confine(callback, owner: owner, to: actor, on: observable)
     }
   }
@@ -58,7 +58,7 @@ enum CallbackIsolation {
     key: RegistrationKey,
     on observable: ReadOnlyObservable<Value>
   ) -> (Value, ObservableOptions) -> Void {
-    let handle = MainActorHandle(
+    let handle = RemovableMainActorHandle(
       callback, owner: owner, key: key, lane: observable.mainActorLane())
     // A closure rather than the method reference: the check of `dispatch` is inlined into it.
     return { value, option in handle.dispatch(value, option) }

@@ -16,8 +16,9 @@
 /// ``ObserverEntry/mainActorBit``): its entry holds the user's closure itself, its token holds
 /// the handle as the source it removes the registration from, and the handle forwards that
 /// removal to the observable. Cancelling the token releases the handle, so waiting calls are
-/// dropped there too.
-final class MainActorHandle<Value>: RegistrationRemoving {
+/// dropped there too. Other main-actor registrations use ``RemovableMainActorHandle``, which
+/// also knows which registration it delivers.
+class MainActorHandle<Value>: RegistrationRemoving {
   /// The user's callback, for inline calls: the round holds the owner for them.
   private let callback: (Value, ObservableOptions) -> Void
   /// The same callback with its owner check, for every other call.
@@ -26,22 +27,13 @@ final class MainActorHandle<Value>: RegistrationRemoving {
   private let inlineRound: InlineRound
   /// For a token registration: the observable its token removes the registration from.
   private let source: ReadOnlyObservable<Value>?
-  /// The registration this handle delivers, for a removal to recognise its waiting calls.
-  let key: RegistrationKey
-  /// Orders the observable's main-actor handles by creation, so a removal ends only the
-  /// registrations made before it.
-  let serial: UInt
 
   init(
     _ callback: @escaping (Value, ObservableOptions) -> Void,
     owner: AnyObject?,
-    key: RegistrationKey,
-    lane: (lane: MainQueueLane<MainActorCall<Value>>, serial: UInt),
+    lane: MainQueueLane<MainActorCall<Value>>,
     tokenSource: ReadOnlyObservable<Value>? = nil
   ) {
-    self.key = key
-    self.serial = lane.serial
-    let lane = lane.lane
     self.callback = callback
     self.confined = ConfinedCallback(callback, owner: owner)
     self.lane = lane
@@ -49,13 +41,19 @@ final class MainActorHandle<Value>: RegistrationRemoving {
     self.source = tokenSource
   }
 
-  func removeRegistration(identifiedBy handle: AnyObject) {
+  final func removeRegistration(identifiedBy handle: AnyObject) {
     source?.removeRegistration(identifiedBy: handle)
+  }
+
+  /// Whether one of `removals` (each ending the registrations made before `before`) ends this
+  /// handle's registration. A token's never does: cancelling it releases the handle itself.
+  func isEnded(by removals: [(selection: Selection, before: UInt)]) -> Bool {
+    false
   }
 
   /// Called by whichever thread delivers the observable's change.
   @inline(__always)
-  func dispatch(_ value: Value, _ option: ObservableOptions) {
+  final func dispatch(_ value: Value, _ option: ObservableOptions) {
     // Only the thread that runs the round reads the flag it set (see `InlineRound`).
     if inlineRound.isSet { return callback(value, option) }
     dispatchThroughLane(value, option)
@@ -74,8 +72,35 @@ final class MainActorHandle<Value>: RegistrationRemoving {
 
   /// Runs a call outside a round (from the lane, or inline when the lane is idle), checking
   /// the owner (see ``ConfinedCallback``).
-  func run(_ value: Value, _ option: ObservableOptions) {
+  final func run(_ value: Value, _ option: ObservableOptions) {
     confined.run(value, option)
+  }
+}
+
+/// The handle of a main-actor registration that a removal names (an owner's, a binding's):
+/// it knows its registration, so that a removal made while another thread delivers drops its
+/// waiting calls at once (see ``ReadOnlyObservable/runWaitingCall(_:)``). Kept apart from
+/// ``MainActorHandle`` so that a token's handle stays as small as before.
+final class RemovableMainActorHandle<Value>: MainActorHandle<Value> {
+  /// The registration this handle delivers.
+  private let key: RegistrationKey
+  /// Orders the observable's main-actor handles by creation, so a removal ends only the
+  /// registrations made before it.
+  private let serial: UInt
+
+  init(
+    _ callback: @escaping (Value, ObservableOptions) -> Void,
+    owner: AnyObject?,
+    key: RegistrationKey,
+    lane: (lane: MainQueueLane<MainActorCall<Value>>, serial: UInt)
+  ) {
+    self.key = key
+    self.serial = lane.serial
+    super.init(callback, owner: owner, lane: lane.lane)
+  }
+
+  override func isEnded(by removals: [(selection: Selection, before: UInt)]) -> Bool {
+    removals.contains { serial < $0.before && key.isSelected(by: $0.selection) }
   }
 }
 
