@@ -215,7 +215,13 @@ struct EngineGateOrderTests {
   // Issue 31, item 2: a registration made while a gated registration is still in `.initial` is
   // called after it, as registration order says.
 
-  @Test func aRegistrationMadeDuringAGatedInitialComesAfterIt() {
+  /// Registers G with `.initial` while another thread's round 1 is held; inside G's `.initial`
+  /// runs `meanwhile` (which releases round 1), then R registers from another thread. Then sets
+  /// `next` and returns what G and R were called with.
+  private func registerLaterWhileGatedInitialRuns(
+    meanwhile: @escaping (Observable<Int>, Gate) -> Void,
+    thenSet next: Int
+  ) -> [String] {
     let source = Observable(0)
     let roundOne = Gate("round 1")
     let first = source.observe { value, _ in if value == 1 { roundOne.block() } }
@@ -227,44 +233,35 @@ struct EngineGateOrderTests {
     } whileBlocked: {
       source.addObserver(gatedOwner, options: [.initial, .new]) { value, option in
         guard option == .initial else { return log.append("G \(value)") }
-        // While G is inside `.initial`, the round ends and R registers.
-        roundOne.open()
+        meanwhile(source, roundOne)
         let other = runInBackground(on: DispatchQueue(label: "registrar")) {
           source.addObserver(laterOwner) { value, _ in log.append("R \(value)") }
         }
         other.waitUntilFinished("R's registration")
       }
     }
-    source.value = 2
-    #expect(log.events == ["G 2", "R 2"])
-    withExtendedLifetime(first) {}
+    source.value = next
+    withExtendedLifetime((first, gatedOwner, laterOwner)) {}
+    return log.events
+  }
+
+  @Test func aRegistrationMadeDuringAGatedInitialComesAfterIt() {
+    // While G is inside `.initial`, the round ends and R registers.
+    let calls = registerLaterWhileGatedInitialRuns(
+      meanwhile: { _, roundOne in roundOne.open() }, thenSet: 2)
+    #expect(calls == ["G 2", "R 2"])
   }
 
   @Test func aRegistrationMadeDuringAGatedInitialAfterItsRoundsStillSeesOnlyLaterRounds() {
-    // R registers while G's gate has already missed round 2; R must not get round 2, G must.
-    let source = Observable(0)
-    let roundOne = Gate("round 1")
-    let first = source.observe { value, _ in if value == 1 { roundOne.block() } }
-    let log = RecordingLog<String>()
-    let gatedOwner = Owner()
-    let laterOwner = Owner()
-    roundOne.runOnAnotherThread {
-      source.value = 1
-    } whileBlocked: {
-      source.addObserver(gatedOwner, options: [.initial, .new]) { value, option in
-        guard option == .initial else { return log.append("G \(value)") }
+    // R registers once G's gate has missed round 2: R must not get round 2, G must.
+    let calls = registerLaterWhileGatedInitialRuns(
+      meanwhile: { source, roundOne in
         let setter = runInBackground(on: DispatchQueue(label: "setter")) { source.value = 2 }
         roundOne.open()
         setter.waitUntilFinished("the setter of 2")
-        let other = runInBackground(on: DispatchQueue(label: "registrar")) {
-          source.addObserver(laterOwner) { value, _ in log.append("R \(value)") }
-        }
-        other.waitUntilFinished("R's registration")
-      }
-    }
-    source.value = 3
-    #expect(log.events == ["G 2", "G 3", "R 3"])
-    withExtendedLifetime(first) {}
+      },
+      thenSet: 3)
+    #expect(calls == ["G 2", "G 3", "R 3"])
   }
 }
 

@@ -90,7 +90,8 @@ private final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
   private func run() {
     while true {
       let job = condition.withLock {
-        while jobs.isEmpty { condition.wait() }
+        // A timed wait in a loop: the same as waiting for the signal, without an unbounded wait.
+        while jobs.isEmpty { _ = condition.wait(until: Date().addingTimeInterval(1)) }
         return jobs.removeFirst()
       }
       job.runSynchronously(on: asUnownedTaskExecutor())
