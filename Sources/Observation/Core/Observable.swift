@@ -29,13 +29,12 @@
 ///   same thread, before the outermost set returns. Every observer sees every change in the order
 ///   the changes were made, and never an older value after a newer one.
 /// - A set made on another thread while a round is running stores the value at once (``value``
-///   returns it) and queues the change; the thread running the rounds delivers it, and that set
-///   returns without waiting.
+///   returns it), queues the change and waits for its turn to deliver it; a set made inside a
+///   callback never waits (see <doc:Threading>).
 /// - ``ObservableOptions/initial`` is delivered synchronously inside the registering call, with
-///   the value current at registration, before any change reaches the new observer. If another
-///   thread is delivering meanwhile, it never waits for that callback: when it reaches the new
-///   registration it hands the remaining queued changes to the registering thread, which
-///   delivers them once its `.initial` callback returns.
+///   the value current at registration, before any change reaches the new observer. Another
+///   thread delivering meanwhile never waits for that callback: it keeps the rounds it runs for
+///   the new observer, which gets them, in order, as soon as `.initial` has returned.
 /// - An observer registered during a round is not called for that round; one removed, or whose
 ///   owner dies, during a round on the delivering thread is not called for the rest of it.
 ///   Removal from another thread takes effect at the next round boundary.

@@ -1,5 +1,5 @@
 /// A first-in, first-out queue of work that one thread at a time drains: the pending events of an
-/// observable, the upstream events of a derived pipeline and the items of a main-queue lane.
+/// observable and the items of a main-queue lane or an actor lane.
 ///
 /// Popping is O(1): the queue advances a head index instead of moving the elements behind it,
 /// and reclaims the taken slots once they are the larger part of the storage. When the queue
