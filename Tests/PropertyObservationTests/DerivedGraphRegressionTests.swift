@@ -123,9 +123,8 @@ struct DerivedGraphRegressionTests {
     } whileBlocked: {
       a.value = 1
     }
-    // Open (issue 31, item 4): folding a propagation's later events past another thread's
-    // lost updates under registration churn (RegistrationChurnTests), so it is switched off and
-    // d's change is still split by a's: (0,0,10) and (1,0,10) are published in between.
+    // Open (issue 31, item 4): a pipeline folds only a propagation's consecutive events, so a's
+    // change splits d's: (0,0,10) and (1,0,10) are published in between.
     withKnownIssue("another thread's change splits a diamond's propagation") {
       #expect(log.events == ["(0,0,0)", "(0,1,10)", "(1,1,10)"])
     }

@@ -16,7 +16,7 @@ package final class BackgroundRun: Sendable {
   }
 
   /// Blocks until the work has returned, or records a failure naming `what` after `timeout`
-  /// seconds (unless `reportingTimeout` is `false`).
+  /// seconds.
   ///
   /// - Returns: Whether the work returned in time.
   @discardableResult
@@ -26,15 +26,13 @@ package final class BackgroundRun: Sendable {
     fileID: String = #fileID,
     filePath: StaticString = #filePath,
     line: UInt = #line,
-    column: UInt = #column,
-    reportingTimeout: Bool = true
+    column: UInt = #column
   ) -> Bool {
     guard finished.wait(timeout: .now() + timeout) == .timedOut else {
       // Taken: put it back, so that a later wait sees the work finished too.
       finished.signal()
       return true
     }
-    guard reportingTimeout else { return false }
     recordFailure(
       "\(what) did not finish within \(timeout) s", fileID: fileID, filePath: filePath,
       line: line, column: column)
@@ -59,19 +57,26 @@ extension BackgroundRun {
     line: UInt = #line,
     column: UInt = #column
   ) async -> Bool {
-    let deadline = DispatchTime.now() + timeout
-    while DispatchTime.now() < deadline {
-      if waitUntilFinished(
-        what, timeout: 0, fileID: fileID, filePath: filePath, line: line, column: column,
-        reportingTimeout: false)
-      {
-        return true
-      }
-      try? await Task.sleep(nanoseconds: 1_000_000)
+    if await poll(for: timeout, until: { finished.wait(timeout: .now()) == .success }) {
+      finished.signal()  // put back, so that a later wait sees the work finished too
+      return true
     }
     return waitUntilFinished(
       what, timeout: 0, fileID: fileID, filePath: filePath, line: line, column: column)
   }
+}
+
+/// Checks `condition` every millisecond, sleeping in between rather than blocking a thread, until
+/// it holds or `timeout` seconds have passed.
+///
+/// - Returns: Whether `condition` held in time.
+package func poll(for timeout: Double, until condition: () -> Bool) async -> Bool {
+  let deadline = DispatchTime.now() + timeout
+  while DispatchTime.now() < deadline {
+    if condition() { return true }
+    try? await Task.sleep(nanoseconds: 1_000_000)
+  }
+  return condition()
 }
 
 /// Starts `body` on `queue` (a global queue by default, so on another thread than the caller's)

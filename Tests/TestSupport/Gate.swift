@@ -67,10 +67,8 @@ package final class Gate: @unchecked Sendable {
     line: UInt = #line,
     column: UInt = #column
   ) async -> Bool {
-    let deadline = DispatchTime.now() + testTimeout
-    while DispatchTime.now() < deadline {
-      if arrived.wait(timeout: .now()) == .success { return true }
-      try? await Task.sleep(nanoseconds: 1_000_000)
+    if await poll(for: testTimeout, until: { arrived.wait(timeout: .now()) == .success }) {
+      return true
     }
     return waitUntilBlocked(fileID: fileID, filePath: filePath, line: line, column: column)
   }

@@ -323,8 +323,8 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
 
   /// The propagation to fold next, or `nil` when the head's propagation has not ended (its own
   /// thread folds it, and what follows it, when it ends). Only its consecutive events are
-  /// folded: gathering its later ones past another thread's events lost updates under
-  /// registration churn, so that is switched off until it is understood (issue 31, item 4).
+  /// folded, so another thread's event in between splits a propagation (issue 31, item 4 is
+  /// open: `gatherEvents(of:)` serves only a held-back publication).
   ///
   /// An ended propagation never goes ahead of one that is still running: that one's change was
   /// stored first, so publishing the later one without it would show a state that never
