@@ -99,6 +99,15 @@ func runBenchmarks(arguments: [String]) -> Int32 {
 
   do {
     var table = Table(
+      title: "Eight threads setting one observable", unit: "ns per delivered notification",
+      columns: [Column.lockedFloor, Column.combine, Column.owner, Column.token])
+    table.add(
+      "N = 10", run("eight threads", concurrencyContenders(threads: 8, observers: 10)))
+    record("eightThreads", table)
+  }
+
+  do {
+    var table = Table(
       title: "Main-thread sets: main-actor vs nonisolated observers",
       unit: "ns per delivered notification",
       columns: [
@@ -407,6 +416,8 @@ func profile(_ values: [String]) -> Int32 {
     contenders = mainThreadContenders(observers: 100)
   } else if workload == "register" {
     contenders = registrationContenders()
+  } else if workload.hasPrefix("threads-"), let count = Int(workload.dropFirst(8)) {
+    contenders = concurrencyContenders(threads: count, observers: 10)
   } else {
     contenders = []
   }

@@ -65,24 +65,26 @@ extension ReadOnlyObservable {
         }
         break
       }
-      var deliveredFor: ThreadID?
-      if case .change(_, _, let setter) = event, setter != thread, setter != .anyDeliverer {
-        // This thread delivers its own changes, and what was queued before them, itself: a
-        // deliverer never waits for a turn (inside a callback a cycle of waits could close, and
-        // elsewhere it would only trade places with the waiting thread). So it delivers a waiting
-        // thread's change for it when one of its own re-entrant changes is queued behind, and
-        // hands the role over otherwise.
-        let ownChangeIsQueued = pending.contains { Self.isChange($0, by: thread) }
-        if let setter {
-          if ownChangeIsQueued {
-            deliveredFor = setter
-          } else {
-            handOver(to: setter, released: &released)
-            return
-          }
-        } else if !onQueue && !ownChangeIsQueued {
-          // Nobody waits for it: the delivery queue takes it.
-          handOver(to: .deliveryQueue, released: &released)
+      var deliveredFor: TurnWaiter?
+      if case .change(_, _, let setter) = event {
+        // Who delivers the change is the state's decision (its own, one for a waiting setter
+        // within the combining budget, or a hand-over); the queue scan and the clock are read
+        // only when it asks.
+        switch state.reachChange(
+          by: setter, on: thread, onQueue: onQueue,
+          ownChangeQueued: pending.contains { Self.isChange($0, by: thread) },
+          now: DispatchTime.now().uptimeNanoseconds)
+        {
+        case .deliver: break
+        case .deliverFor(let setter):
+          // This set's waiter: should it time out while the round runs, the next set of its
+          // thread waits with a new one, which this round must not release.
+          deliveredFor = waiters.first { $0.thread == setter }
+        case .handOver(let setter):
+          handOver(to: setter, released: &released)
+          return
+        case .handOverToQueue:
+          handOver(to: nil, released: &released)
           return
         }
       }
@@ -97,11 +99,15 @@ extension ReadOnlyObservable {
         deliverRound(old: oldValue, new: newValue, tracer: tracer, lanes: lanes)
         lock.lock()
         progress &+= 1
-        if let deliveredFor, let index = waiters.firstIndex(where: { $0.thread == deliveredFor }) {
-          // Its setter may return: its change has been delivered.
+        if let deliveredFor, let index = waiters.firstIndex(where: { $0 === deliveredFor }) {
+          // Its setter may return: its change has been delivered. A parked one is woken after
+          // unlocking, so that it does not wake up only to wait for the lock.
           let waiter = waiters.remove(at: index)
-          waiter.isDelivered = true
-          waiter.semaphore.signal()
+          if waiter.markDelivered() {
+            lock.unlock()
+            waiter.semaphore.signal()
+            lock.lock()
+          }
         }
       case .add, .gated, .cancelled:
         if let gate = heldGate(for: event) {
