@@ -69,6 +69,9 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
   /// The propagation whose publication is held back (see ``holdBackPublication()``); the
   /// thread flushing it keeps the recomputation role until it runs the pipeline again.
   @exclusivity(unchecked) private var heldBack: PropagationTag?
+  /// The sources of the events the held-back value took from the switch on, for the gathering
+  /// that completes it (see ``gatherEvents(of:folded:)``); only the recomputation touches it.
+  @exclusivity(unchecked) private var heldBackSources: [ObjectIdentifier] = []
   /// Set by ``holdBackPublication()`` during an `apply`; only the recomputation touches it.
   @exclusivity(unchecked) private var mustHoldBack = false
   /// Written once by the builder while it owns the pipeline, read only by recomputations, which
@@ -172,14 +175,18 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
   /// head up behind its first ones, so that one fold takes them, in their order. It stops at the
   /// first one that would pass an event of its own source, or whose source already has an event
   /// in the fold (see the type's documentation); that one and the rest stay where they are.
-  private func gatherEvents(of propagation: PropagationTag) {
+  ///
+  /// - Parameters:
+  ///   - propagation: The propagation about to be folded.
+  ///   - folded: Sources of events the fold has already applied (a held-back value's).
+  private func gatherEvents(of propagation: PropagationTag, folded: [ObjectIdentifier] = []) {
     // The common case, one propagation at a time: nothing to move.
     var offset = 0
     while offset < eventCount && eventTags[slot(offset)] == propagation { offset += 1 }
     let firstOther = offset
     while offset < eventCount && eventTags[slot(offset)] != propagation { offset += 1 }
     guard offset < eventCount else { return }
-    var folded: [ObjectIdentifier] = []
+    var folded = folded
     for index in 0..<firstOther where !folded.contains(eventSources[slot(index)]) {
       folded.append(eventSources[slot(index)])
     }
@@ -287,10 +294,14 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
     var hasHeldValue = holdingBack
     while true {
       let propagation: PropagationTag
+      // The sources this fold takes once a switch has asked to hold its value back (and those
+      // the held-back value took).
+      var switchedSources: [ObjectIdentifier] = []
       if hasHeldValue, let context {
         // A held-back value belongs to the calling thread's propagation.
         propagation = context.currentPropagation
-        gatherEvents(of: propagation)
+        swap(&switchedSources, &heldBackSources)
+        gatherEvents(of: propagation, folded: switchedSources)
       } else if let next = nextPropagationLocked() {
         propagation = next
       } else {
@@ -301,10 +312,12 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
       var hasValue = hasHeldValue
       hasHeldValue = false
       while eventCount > 0 && eventTags[eventHead] == propagation {
+        let source = eventSources[eventHead]
         let event = popEvent()
         lock.unlock()
         if apply(event) { hasValue = true }
         lock.lock()
+        if mustHoldBack && !switchedSources.contains(source) { switchedSources.append(source) }
       }
       if !hasEvent(of: propagation), let index = ended.firstIndex(of: propagation) {
         ended.removeUnordered(at: index)
@@ -314,6 +327,7 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
         if let context, hasValue, propagation == context.currentPropagation {
           // Keep the role and the value; run again in this flush at the new rank.
           heldBack = propagation
+          heldBackSources = switchedSources
           let mustSchedule = !scheduled.contains(propagation)
           if mustSchedule { scheduled.append(propagation) }
           lock.unlock()
