@@ -18,13 +18,14 @@
 /// up between two paths of a diamond). Folding only consecutive events would then split the
 /// propagation around them and publish a combination that never existed; instead a
 /// propagation's later events are folded with its first, ahead of the other threads' events in
-/// between. Each event moved forward must be another path of a change made before the events it
-/// passes, so the fold stops at the first one that is not known to be: one whose source also
-/// sent one of the events it would pass (moving past it would reorder that source's values), or
-/// one whose source already has an event in the fold (a later change of that source, which may
-/// have been made after the events it would pass: a set in a callback, or a backlog of another
-/// thread's changes that this thread delivers). The rest of the propagation is published on its
-/// own, after the events it did not pass.
+/// between. An event is moved forward only while it can be another path of the changes the fold
+/// already holds; the fold stops at the first one that cannot: one whose source also sent one of
+/// the events it would pass (moving past it would reorder that source's values), or one whose
+/// source already has an event in the fold (a later change of that source, which may have been
+/// made after the events it would pass: a set in a callback, or a backlog of another thread's
+/// changes that this thread delivers). The rest of the propagation is published on its own,
+/// after the events it did not pass. (A set in a callback of a source not yet in the fold is
+/// still folded with it, as part of its thread's propagation.)
 ///
 /// A `flatMapLatest` that switches to an observable ranked above it rises above it (see
 /// `DerivedRank`); in the middle of a propagation the observable it switched to may not have
