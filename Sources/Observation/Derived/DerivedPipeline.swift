@@ -58,9 +58,12 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
   @exclusivity(unchecked) private var eventCapacity = 2
   @exclusivity(unchecked) private var eventHead = 0
   @exclusivity(unchecked) private var eventCount = 0
-  /// Propagations that have ended (or are being flushed): their events may be published. A
-  /// short list (one entry per thread with events waiting), searched linearly.
-  @exclusivity(unchecked) private var ended: [PropagationTag] = []
+  /// How many events each propagation has in the ring, so that whether one has events left, or
+  /// more than its first run, costs no scan of a backlog.
+  @exclusivity(unchecked) private var eventCounts = PropagationCounts()
+  /// Propagations with events in the ring that have ended (or are being flushed), counted once:
+  /// their events may be published. Behind a propagation that is still running, many may wait.
+  @exclusivity(unchecked) private var ended = PropagationCounts()
   /// Propagations in which the pipeline waits to be recomputed.
   @exclusivity(unchecked) private var scheduled: [PropagationTag] = []
   /// Set while the builder owns the pipeline, and while a recomputation runs (or is held back).
@@ -126,6 +129,7 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
     eventTags[index] = propagation
     eventSources[index] = source
     eventCount += 1
+    eventCounts.increment(propagation)
   }
 
   @inline(never)
@@ -161,6 +165,7 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
 
   /// Moves the oldest event out; the caller checked that there is one.
   private func popEvent() -> Event {
+    eventCounts.decrement(eventTags[eventHead])
     let event = (eventSlots + eventHead).move()
     eventHead = slot(1)
     eventCount -= 1
@@ -168,8 +173,7 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
   }
 
   private func hasEvent(of propagation: PropagationTag) -> Bool {
-    for offset in 0..<eventCount where eventTags[slot(offset)] == propagation { return true }
-    return false
+    eventCounts[propagation] > 0
   }
 
   /// Brings the events of `propagation` that another propagation's events separate from the
@@ -185,27 +189,30 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
     var offset = 0
     while offset < eventCount && eventTags[slot(offset)] == propagation { offset += 1 }
     let firstOther = offset
-    while offset < eventCount && eventTags[slot(offset)] != propagation { offset += 1 }
-    guard offset < eventCount else { return }
+    let later = eventCounts[propagation] - firstOther
+    guard later > 0 else { return }
     var folded = folded
     for index in 0..<firstOther where !folded.contains(eventSources[slot(index)]) {
       folded.append(eventSources[slot(index)])
     }
     var passed: [ObjectIdentifier] = []
-    var gathered: [Int] = []
-    for index in firstOther..<eventCount {
+    var isGathered: [Bool] = []
+    var found = 0
+    // Up to the last of the propagation's later events, no further.
+    for index in firstOther..<eventCount where found < later {
       let source = eventSources[slot(index)]
       if eventTags[slot(index)] != propagation {
         if !passed.contains(source) { passed.append(source) }
-      } else if passed.contains(source) || folded.contains(source) {
-        break
-      } else {
-        folded.append(source)
-        gathered.append(index)
+        continue
       }
+      found += 1
+      if passed.contains(source) || folded.contains(source) { break }
+      folded.append(source)
+      if isGathered.isEmpty { isGathered = Array(repeating: false, count: eventCount) }
+      isGathered[index] = true
     }
-    guard !gathered.isEmpty else { return }
-    reorderEvents(capacity: eventCapacity) { $0 < firstOther || gathered.contains($0) }
+    guard !isGathered.isEmpty else { return }
+    reorderEvents(capacity: eventCapacity) { $0 < firstOther || isGathered[$0] }
   }
 
   // MARK: - Receiving and recomputing
@@ -249,7 +256,7 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
     // What arrived from other threads while the builder registered is published now.
     for offset in 0..<eventCount {
       let propagation = eventTags[slot(offset)]
-      if !ended.contains(propagation) { ended.append(propagation) }
+      if ended[propagation] == 0 { ended.increment(propagation) }
     }
     runLocked(in: nil, holdingBack: false)
   }
@@ -260,7 +267,8 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
     let propagation = context.currentPropagation
     lock.lock()
     if let index = scheduled.firstIndex(of: propagation) { scheduled.removeUnordered(at: index) }
-    if !ended.contains(propagation) { ended.append(propagation) }
+    // A propagation whose events are all published has nothing left to end.
+    if hasEvent(of: propagation) && ended[propagation] == 0 { ended.increment(propagation) }
     if isRecomputing {
       guard heldBack == propagation else {
         lock.unlock()
@@ -320,9 +328,7 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
         lock.lock()
         if mustHoldBack && !switchedSources.contains(source) { switchedSources.append(source) }
       }
-      if !hasEvent(of: propagation), let index = ended.firstIndex(of: propagation) {
-        ended.removeUnordered(at: index)
-      }
+      if !hasEvent(of: propagation) { ended.removeAll(of: propagation) }
       if mustHoldBack {
         mustHoldBack = false
         if let context, hasValue, propagation == context.currentPropagation {
@@ -354,7 +360,7 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
   /// stored first, so publishing the later one without it would show a state that never
   /// existed.
   private func nextPropagationLocked() -> PropagationTag? {
-    guard eventCount > 0, ended.contains(eventTags[eventHead]) else { return nil }
+    guard eventCount > 0, ended[eventTags[eventHead]] > 0 else { return nil }
     let head = eventTags[eventHead]
     gatherEvents(of: head)
     return head
