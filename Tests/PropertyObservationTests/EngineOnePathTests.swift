@@ -176,6 +176,53 @@ struct EngineGatedRegistrationTests {
   }
 }
 
+@Suite("Engine: a gated backlog is bounded")
+struct EngineGatedBacklogTests {
+  // 7. While a registration's `.initial` runs on its thread, a producer on another thread may
+  // keep only `HeldRegistrations.backlogLimit` rounds for it; then it waits for the gate, and the
+  // registration still gets every change, in order.
+
+  @Test func aProducerWaitsForASlowInitialOnceItsBacklogIsFull() {
+    let source = Observable(0)
+    let limit = HeldRegistrations<Int>.backlogLimit
+    let last = 3 * limit
+    let seen = RecordingLog<Int>()
+    let atTheLimit = RecordingLog<(backlog: Int, value: Int)>()
+    let producer = RecordingLog<BackgroundRun>()
+    let token = source.observe(options: [.initial, .new]) { value, option in
+      guard option == .initial else {
+        seen.append(value)
+        return
+      }
+      producer.append(
+        runInBackground(on: DispatchQueue(label: "producer")) {
+          for value in 1...last { source.value = value }
+        })
+      // Wait until the producer stops: at the limit, or (without the bound) at the end.
+      let deadline = DispatchTime.now() + testTimeout
+      var previous = -1
+      while DispatchTime.now() < deadline {
+        let current = source.value
+        if current == previous && current > 0 { break }
+        previous = current
+        usleep(5_000)
+      }
+      atTheLimit.append((source.heldBacklogCount, source.value))
+    }
+    for run in producer.events { #expect(run.waitUntilFinished("the producer")) }
+    let deadline = DispatchTime.now() + testTimeout
+    while seen.events.count < last && DispatchTime.now() < deadline { usleep(1_000) }
+    let sample = atTheLimit.events.first
+    // The producer stored one change beyond the backlog and waits to deliver it; a wait that
+    // timed out (a loaded machine) lets one more round through per turn timeout.
+    #expect((sample?.backlog ?? .max) <= limit + 2)
+    #expect((sample?.value ?? .max) <= limit + 3)
+    #expect(seen.events == Array(1...last))
+    #expect(source.heldBacklogCount == 0)
+    withExtendedLifetime(token) {}
+  }
+}
+
 /// An actor with two registrations on one observable, for the order of their calls.
 private actor TwoRegistrations {
   private(set) var log: [String] = []

@@ -205,6 +205,11 @@ public class ReadOnlyObservable<Value> {
   final var pendingCapacity: Int {
     lock.withLock { pending.capacity }
   }
+
+  /// The rounds kept for registrations held behind a closed gate, for tests of its bound.
+  final var heldBacklogCount: Int {
+    lock.withLock { held?.backlog.count ?? 0 }
+  }
 }
 
 // Every stored property is guarded by `lock` (see the note on the properties above). The

@@ -65,6 +65,19 @@ extension ReadOnlyObservable {
         }
         break
       }
+      if case .change = event, let segment = held, mustWait(for: segment) {
+        // The held registrations' backlog is full: wait for their gates rather than keep more
+        // rounds for them. If no gate opens for a whole turn timeout (their `.initial` may be
+        // waiting for this very thread), deliver one more round and wait again.
+        let semaphore = DispatchSemaphore(value: 0)
+        segment.waitingDeliverer = semaphore
+        lock.unlock()
+        releaseOutsideLock(&released)
+        let isOpened = semaphore.wait(timeout: .now() + Self.turnTimeout) == .success
+        lock.lock()
+        segment.waitingDeliverer = nil
+        if isOpened || segment.isReady { continue }
+      }
       var deliveredFor: TurnWaiter?
       if case .change(_, _, let setter) = event {
         // Who delivers the change is the state's decision (its own, one for a waiting setter
@@ -129,6 +142,17 @@ extension ReadOnlyObservable {
     endedDuringDelivery.removeAll()
     state.finish(on: thread)
     lock.unlock()
+  }
+
+  /// Whether the deliverer must wait before another round, lock held: the held registrations'
+  /// backlog is full and a gate is still closed, and this thread is not inside a callback (where
+  /// no wait is allowed: a set there never waits either).
+  private func mustWait(for segment: HeldRegistrations<Value>) -> Bool {
+    guard segment.backlog.count >= HeldRegistrations<Value>.backlogLimit, !segment.isReady else {
+      return false
+    }
+    let context = ObservationContext.current
+    return context.propagationDepth <= 1 && !context.isFlushing
   }
 
   /// Applies a queued registration, lock held: adds its entry to the list, or releases the

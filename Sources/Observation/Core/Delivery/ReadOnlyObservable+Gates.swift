@@ -1,3 +1,5 @@
+import Dispatch
+
 // Registrations with `.initial` made while another thread delivers: they are gated until their
 // `.initial` returns, and catch up on the rounds they missed before joining the list, so they
 // see every change after their registration, in order, before any later round.
@@ -11,7 +13,9 @@ extension ReadOnlyObservable {
     switch state.openGate(on: .current, missedRounds: missedRounds) {
     case .leaveToDeliverer:
       hasBoundaryWork = true
+      let deliverer = held?.waitingDeliverer
       lock.unlock()
+      deliverer?.signal()
     case .applyRegistrations:
       // Nothing runs: what is queued behind this gate, and held registrations that missed no
       // round, join the list now, in order, up to the next closed gate.

@@ -10,7 +10,7 @@ extension ReadOnlyObservable {
   }
 
   /// How long a setter waits for its turn before leaving its change to the deliverer.
-  private static var turnTimeout: DispatchTimeInterval { .milliseconds(100) }
+  static var turnTimeout: DispatchTimeInterval { .milliseconds(100) }
 
   /// Entered with the lock held once the state moved the role to `setter` (waiting for it) or,
   /// for `nil`, to the delivery queue: wakes the one or starts the other, and returns with the
