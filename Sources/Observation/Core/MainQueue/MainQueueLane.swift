@@ -13,31 +13,54 @@ import Dispatch
 /// main-actor observer's lane, so that a set on the main thread is delivered before it returns).
 /// Either way a value set on the main queue never overtakes one queued earlier.
 ///
-/// A turn delivers only the items queued when it starts, and at most a frame's worth of them
-/// (``frameBudgetNanoseconds``): then it schedules another turn for the rest, so neither a fast
-/// producer nor a backlog of a million values can hold the main queue for longer than a frame.
+/// A scheduled turn delivers every item it finds waiting, including items that arrive while it
+/// delivers, until the lane is empty or a frame's worth of time (``frameBudgetNanoseconds``) has
+/// passed: then it schedules another turn for the rest, so neither a fast producer nor a backlog
+/// of a million values can hold the main queue for longer than a frame, and a producer that
+/// keeps the lane busy costs one hop per frame, not one per value. A lane made with
+/// `latestPerTurn` (a coalescing driver's) instead delivers only what waits when its turn
+/// starts, which merging has reduced to the latest value, and on the main queue its turns come
+/// at least ``coalescingIntervalNanoseconds`` apart, so that a producer faster than the main
+/// queue costs one hop per interval.
 ///
-/// Thread-safe. ``submit(_:merging:replaced:)`` may be called under the caller's own lock: it
+/// The turn takes the waiting items in one step under the lock and delivers them without it, so
+/// a producer and the main queue meet on the lock once per batch, not once per item. Each item
+/// carries a tag, a number its owner gives it (a driver's sequence number): owners whose items
+/// would otherwise be a generic enum or struct built around their value use it instead, since in
+/// this unspecialized code every use of such a type costs a metadata look-up.
+///
+/// Thread-safe. ``submit(_:tag:)`` and ``submit(_:tag:merging:replaced:)`` may be called under the caller's own lock: it
 /// never runs user code or releases an item, it only reports whether the caller must call
-/// ``drain()`` once it has unlocked.
+/// ``drain(withinFrameBudget:)`` once it has unlocked.
 ///
 /// `@unchecked Sendable`: every mutable property is guarded by `lock`, and `deliver` (which may
 /// be a main-actor closure) is only ever called on the scheduler's main queue, one item at a
 /// time, by the thread that holds the lane's delivery (`isDraining`).
 final class MainQueueLane<Item>: @unchecked Sendable {
   let scheduler: MainScheduler
-  private let deliver: (Item) -> Void
+  private let deliver: (Item, UInt64) -> Void
   private let lock = Lock()
-  @exclusivity(unchecked) private var items = WorkQueue<Item>()
+  /// The waiting items, oldest first. A plain array, not a queue of optionals: the lane's code
+  /// is unspecialized, and every generic type built from `Item` costs a metadata look-up per
+  /// use, while `Item` itself comes with the lane.
+  @exclusivity(unchecked) private var items: [Item] = []
+  /// The tag of each waiting item, at the same index.
+  @exclusivity(unchecked) private var tags: [UInt64] = []
+  /// Emptied batches kept for the next one, so a steady producer does not reallocate.
+  @exclusivity(unchecked) private var spare: [Item] = []
+  @exclusivity(unchecked) private var spareTags: [UInt64] = []
   /// How many items wait: kept apart from `items` so that the inline fast path touches no
-  /// generic storage (each use of it costs a metadata look-up in this unspecialized code).
+  /// generic storage.
   @exclusivity(unchecked) private var waitingCount = 0
   /// Set while a main-queue turn is scheduled for the lane.
   @exclusivity(unchecked) private var isScheduled = false
   /// Set while the main queue delivers the lane's items.
   @exclusivity(unchecked) private var isDraining = false
   private let deliversBacklogInline: Bool
+  private let latestPerTurn: Bool
   @exclusivity(unchecked) private var hops = 0
+  /// When the last scheduled turn started (uptime nanoseconds), for pacing `latestPerTurn`.
+  @exclusivity(unchecked) private var lastTurnStart: UInt64 = 0
   /// Set by ``beginRound()`` when an observable's round runs on the main queue with the lane
   /// idle, until ``endRound()``: the round then calls its main-actor callbacks directly.
   let inlineRound = InlineRound()
@@ -45,19 +68,49 @@ final class MainQueueLane<Item>: @unchecked Sendable {
   /// How long one main-queue turn may deliver before it yields: half a 60 Hz frame.
   static var frameBudgetNanoseconds: UInt64 { 8_000_000 }
 
+  /// The least time between the starts of two turns of a `latestPerTurn` lane on the main queue:
+  /// a coalescing driver shows at most a thousand values a second while values keep coming,
+  /// more than any display refreshes.
+  static var coalescingIntervalNanoseconds: Int64 { 1_000_000 }
+
+  /// The capacity an emptied batch may keep for reuse; a burst beyond it is released.
+  private static var retainedCapacity: Int { 1024 }
+
+  /// - Parameters:
+  ///   - scheduler: Where items are delivered.
+  ///   - deliversBacklogInline: Whether a submission on the main queue delivers a backlog that
+  ///     waits for a scheduled turn at once (see the type's discussion).
+  ///   - latestPerTurn: Whether a turn delivers only what waits when it starts, paced on the
+  ///     main queue (see the type's discussion); for lanes whose submissions merge.
+  ///   - deliver: Called with each item and its tag on the scheduler's main queue, one at a
+  ///     time, in order.
+  init(
+    scheduler: MainScheduler,
+    deliversBacklogInline: Bool = false,
+    latestPerTurn: Bool = false,
+    deliverTagged deliver: @escaping (Item, UInt64) -> Void
+  ) {
+    self.scheduler = scheduler
+    self.deliversBacklogInline = deliversBacklogInline
+    self.latestPerTurn = latestPerTurn
+    self.deliver = deliver
+  }
+
+  /// A lane whose items need no tag.
+  ///
   /// - Parameters:
   ///   - scheduler: Where items are delivered.
   ///   - deliversBacklogInline: Whether a submission on the main queue delivers a backlog that
   ///     waits for a scheduled turn at once (see the type's discussion).
   ///   - deliver: Called with each item on the scheduler's main queue, one at a time, in order.
-  init(
+  convenience init(
     scheduler: MainScheduler,
     deliversBacklogInline: Bool = false,
     deliver: @escaping (Item) -> Void
   ) {
-    self.scheduler = scheduler
-    self.deliversBacklogInline = deliversBacklogInline
-    self.deliver = deliver
+    self.init(scheduler: scheduler, deliversBacklogInline: deliversBacklogInline) { item, _ in
+      deliver(item)
+    }
   }
 
   deinit {
@@ -69,25 +122,32 @@ final class MainQueueLane<Item>: @unchecked Sendable {
     lock.withLock { hops }
   }
 
-  /// Queues `item`. If `merging` returns `true` for the last waiting item, the item is taken as
-  /// merged into it instead (the coalescing policy), and the item it replaced goes to
-  /// `replaced`, for the caller to release after unlocking.
+  /// Queues `item` with `tag`. If `merging` returns `true` for the tags of the last waiting item
+  /// and of this one, the item is taken as merged into it instead (the coalescing policy), and
+  /// the item it replaced goes to `replaced`, for the caller to release after unlocking.
   ///
   /// - Returns: `true` when the caller is on the main queue and the lane was idle: it must then
-  ///   call ``drain()`` (after releasing its own lock) to deliver the item at once.
+  ///   call ``drain(withinFrameBudget:)`` (after releasing its own lock) to deliver the item at
+  ///   once.
   func submit(
     _ item: Item,
-    merging: ((Item, Item) -> Bool)? = nil,
+    tag: UInt64,
+    merging: (UInt64, UInt64) -> Bool,
     replaced: inout Item?
   ) -> Bool {
     lock.lock()
     defer { lock.unlock() }
-    if let merging, let last = items.last, merging(last, item) {
-      replaced = last
-      items.last = item
-      return false
+    if waitingCount > 0 {
+      let last = items.count - 1
+      if merging(tags[last], tag) {
+        replaced = items[last]
+        items[last] = item
+        tags[last] = tag
+        return false
+      }
     }
     items.append(item)
+    tags.append(tag)
     waitingCount += 1
     if isDraining || (isScheduled && !deliversBacklogInline) { return false }
     if scheduler.isCurrent {
@@ -98,10 +158,20 @@ final class MainQueueLane<Item>: @unchecked Sendable {
     return false
   }
 
-  /// Queues `item`, like ``submit(_:merging:replaced:)`` without merging.
-  func submit(_ item: Item) -> Bool {
-    var none: Item?
-    return submit(item, replaced: &none)
+  /// Queues `item` with `tag`, like ``submit(_:tag:merging:replaced:)`` without merging.
+  func submit(_ item: Item, tag: UInt64 = 0) -> Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    items.append(item)
+    tags.append(tag)
+    waitingCount += 1
+    if isDraining || (isScheduled && !deliversBacklogInline) { return false }
+    if scheduler.isCurrent {
+      isDraining = true
+      return true
+    }
+    if !isScheduled { scheduleTurn() }
+    return false
   }
 
   /// Runs `body` at once, as the lane's delivery, when the caller is on the main queue and
@@ -163,40 +233,85 @@ final class MainQueueLane<Item>: @unchecked Sendable {
   }
 
   /// Delivers the waiting items; called on the main queue by the thread that took the lane in
-  /// ``submit(_:merging:replaced:)``.
+  /// ``submit(_:tag:merging:replaced:)`` or ``submit(_:tag:)``.
   ///
-  /// It delivers at most the items waiting when it starts (later ones are a later turn's), and
-  /// a scheduled turn also yields the main queue after ``frameBudgetNanoseconds``.
+  /// It delivers the items waiting when it starts (later ones are a scheduled turn's), and it
+  /// yields the main queue after ``frameBudgetNanoseconds``.
   ///
   /// - Parameter withinFrameBudget: `false` for a drain a round on the main queue starts: the
   ///   round's own call is among the items, and a set made on the main thread is delivered to
   ///   main-actor callbacks, after every earlier background change, before it returns.
   func drain(withinFrameBudget: Bool = true) {
-    let start = DispatchTime.now().uptimeNanoseconds
+    drain(withinFrameBudget: withinFrameBudget, isTurn: false)
+  }
+
+  /// Delivers batches of waiting items, the lane taken (`isDraining`), the lock not held.
+  ///
+  /// A turn (`isTurn`) goes on with the items that arrived while it delivered, unless the lane
+  /// is `latestPerTurn`; a drain started by a submission delivers one batch. Either way, what is
+  /// left when the frame budget is spent, or after the last batch, goes to a scheduled turn.
+  private func drain(withinFrameBudget: Bool, isTurn: Bool) {
+    // The lane only drains on its main queue: a submission found it current, or a turn was
+    // queued there. Checked once per drain, so that each delivery need not ask again.
+    if case .main = scheduler.kind { MainActor.assumeIsolated {} }
+    let runsInline = scheduler.runsInline
+    let isBudgeted = withinFrameBudget && !runsInline
+    let start = isBudgeted ? DispatchTime.now().uptimeNanoseconds : 0
     lock.lock()
-    var budget = items.count
     while true {
-      while budget > 0, let item = items.popFirst() {
-        budget -= 1
-        waitingCount -= 1
-        lock.unlock()
-        deliver(item)
-        lock.lock()
-        if withinFrameBudget, !scheduler.runsInline,
+      var batch: [Item] = []
+      var batchTags: [UInt64] = []
+      swap(&batch, &spare)
+      swap(&batch, &items)
+      swap(&batchTags, &spareTags)
+      swap(&batchTags, &tags)
+      waitingCount = 0
+      lock.unlock()
+      var delivered = 0
+      while delivered < batch.count {
+        deliver(batch[delivered], batchTags[delivered])
+        delivered += 1
+        if isBudgeted, delivered < batch.count,
           DispatchTime.now().uptimeNanoseconds &- start > Self.frameBudgetNanoseconds
         {
           break
         }
       }
-      if items.isEmpty {
+      var rest: [Item] = []
+      var restTags: [UInt64] = []
+      if delivered < batch.count {
+        rest = Array(batch[delivered...])
+        restTags = Array(batchTags[delivered...])
+      }
+      // Released here, without the lock: an item's deinit may be user code.
+      let keepsCapacity = batch.capacity <= Self.retainedCapacity
+      batch.removeAll(keepingCapacity: keepsCapacity)
+      batchTags.removeAll(keepingCapacity: keepsCapacity)
+      lock.lock()
+      if spare.capacity < batch.capacity { swap(&spare, &batch) }
+      if spareTags.capacity < batchTags.capacity { swap(&spareTags, &batchTags) }
+      if !rest.isEmpty {
+        // Out of budget: the rest goes first in the next turn.
+        waitingCount += rest.count
+        rest.append(contentsOf: items)
+        restTags.append(contentsOf: tags)
+        swap(&rest, &items)
+        swap(&restTags, &tags)
+        isDraining = false
+        if !isScheduled { scheduleTurn() }
+        lock.unlock()
+        return
+      }
+      if waitingCount == 0 {
         isDraining = false
         lock.unlock()
         return
       }
-      if scheduler.runsInline {
-        budget = items.count
-        continue
-      }
+      let goesOn =
+        runsInline
+        || (isTurn && !latestPerTurn
+          && DispatchTime.now().uptimeNanoseconds &- start <= Self.frameBudgetNanoseconds)
+      if goesOn { continue }
       isDraining = false
       if !isScheduled { scheduleTurn() }
       lock.unlock()
@@ -209,13 +324,14 @@ final class MainQueueLane<Item>: @unchecked Sendable {
   private func runTurn() {
     lock.lock()
     isScheduled = false
-    guard !isDraining, !items.isEmpty else {
+    if latestPerTurn { lastTurnStart = DispatchTime.now().uptimeNanoseconds }
+    guard !isDraining, waitingCount > 0 else {
       lock.unlock()
       return
     }
     isDraining = true
     lock.unlock()
-    drain()
+    drain(withinFrameBudget: true, isTurn: true)
   }
 
   /// Lock held. Never called for `.immediate`, whose `enqueue` would run the turn right here
@@ -224,6 +340,15 @@ final class MainQueueLane<Item>: @unchecked Sendable {
   private func scheduleTurn() {
     hops += 1
     isScheduled = true
+    if latestPerTurn, case .main = scheduler.kind, lastTurnStart != 0 {
+      let elapsed = Int64(bitPattern: DispatchTime.now().uptimeNanoseconds &- lastTurnStart)
+      if elapsed < Self.coalescingIntervalNanoseconds {
+        let wait = MainScheduler.Interval(
+          nanoseconds: Self.coalescingIntervalNanoseconds - elapsed)
+        scheduler.enqueue(after: wait) { self.runTurn() }
+        return
+      }
+    }
     scheduler.enqueue { self.runTurn() }
   }
 }
