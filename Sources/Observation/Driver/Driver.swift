@@ -53,7 +53,7 @@
 /// > stops its deliveries at once, also deliveries already queued; cancelling it on another
 /// > thread while the main queue is delivering may let that one delivery through.
 public final class Driver<Value> {
-  typealias Subscription = DriveSubscription<Value>
+  typealias Subscription = DriveSubscription
 
   /// The tag bit of a lane item that is a replay: the value current when a subscriber joined,
   /// for it alone (the first of `pendingReplays`). An item without it is a change for every
@@ -106,7 +106,8 @@ public final class Driver<Value> {
     // The lane may outlive the driver by a queued turn; it must not keep the driver alive.
     let box = WeakDriver<Value>()
     self.lane = MainQueueLane(scheduler: scheduler, latestPerTurn: policy == .coalescing) {
-      box.driver?.deliver($0, tag: $1)
+      guard let driver = box.driver else { return nil }
+      return { driver.deliver($0, tag: $1) }
     }
     box.driver = self
   }
@@ -143,7 +144,7 @@ public final class Driver<Value> {
     let token = ObservationToken(source: self)
     let scheduler = lane.scheduler
     subscribe(
-      Subscription(tokenIdentity: Self.identity(of: token)) { value in
+      Subscription(tokenIdentity: Self.identity(of: token)) { (value: Value) in
         scheduler.runOnMainActor(onNext, with: value)
       })
     return token
@@ -167,7 +168,7 @@ public final class Driver<Value> {
     _ keyPath: ReferenceWritableKeyPath<Target, Value>
   ) {
     subscribe(
-      Subscription(target: target) { [weak target] value in
+      Subscription(target: target) { [weak target] (value: Value) in
         target?[keyPath: keyPath] = value
       })
   }
@@ -185,7 +186,7 @@ public final class Driver<Value> {
     _ keyPath: ReferenceWritableKeyPath<Target, Value?>
   ) {
     subscribe(
-      Subscription(target: target) { [weak target] value in
+      Subscription(target: target) { [weak target] (value: Value) in
         target?[keyPath: keyPath] = value
       })
   }
@@ -211,7 +212,7 @@ public final class Driver<Value> {
   ) {
     let scheduler = lane.scheduler
     subscribe(
-      Subscription(target: owner) { [weak owner] value in
+      Subscription(target: owner) { [weak owner] (value: Value) in
         guard let owner else { return }
         scheduler.runOnMainActor(handler, with: (owner, value))
       })
@@ -225,7 +226,7 @@ public final class Driver<Value> {
   /// - Parameter binder: The binder to feed; its target owns the drive.
   public func drive(_ binder: Binder<Value>) {
     guard let target = binder.target else { return }
-    subscribe(Subscription(target: target) { value in binder.send(value) })
+    subscribe(Subscription(target: target) { (value: Value) in binder.send(value) })
   }
 
   /// Ends every drive owned by `target` (key-path, owner and binder drives) now.
@@ -344,26 +345,43 @@ public final class Driver<Value> {
       latest.initialize(to: value)
       hasLatest = true
     }
-    var ended: [Subscription] = []
+    let drainNow: Bool
     if targetOwnedCount > 0 {
-      for subscription in subscriptions where subscription.hasLostTarget {
-        ended.append(subscription)
-      }
+      drainNow = submitEndingLostTargets(value, replaced: &replaced)
+    } else {
+      drainNow = !subscriptions.isEmpty && submit(value, replaced: &replaced)
+      lock.unlock()
     }
-    var drainNow = false
-    if subscriptions.count > ended.count {
-      switch policy {
-      case .everyValue: drainNow = lane.submit(value, tag: sequence)
-      case .coalescing: drainNow = submitMerging(value, replaced: &replaced)
-      }
-    }
-    // Most changes end no subscription; skip building a release for them.
-    let released = ended.isEmpty ? nil : end(ended)
-    lock.unlock()
     withExtendedLifetime(previous) {}
     withExtendedLifetime(replaced) {}
-    if let released { released.finish() }
     if drainNow { lane.drain() }
+  }
+
+  /// Lock held: queues `value` for the subscribers, by the driver's policy.
+  @inline(__always)
+  private func submit(_ value: Value, replaced: inout Value) -> Bool {
+    switch policy {
+    case .everyValue: lane.submit(value, tag: sequence)
+    case .coalescing: submitMerging(value, replaced: &replaced)
+    }
+  }
+
+  /// ``receive(_:connection:)`` with target-owned drives, lock held: ends those whose target is
+  /// gone, queues `value` for the others, then unlocks and releases what the ended ones held.
+  ///
+  /// Out of line: the release it builds costs metadata look-ups that the common change, which
+  /// has no target-owned drive, should not pay.
+  @inline(never)
+  private func submitEndingLostTargets(_ value: Value, replaced: inout Value) -> Bool {
+    var ended: [Subscription] = []
+    for subscription in subscriptions where subscription.hasLostTarget {
+      ended.append(subscription)
+    }
+    let drainNow = subscriptions.count > ended.count && submit(value, replaced: &replaced)
+    let released = end(ended)
+    lock.unlock()
+    released.finish()
+    return drainNow
   }
 
   /// Lock held: queues `value` as the latest change (coalescing), in place of a change that
@@ -387,6 +405,14 @@ public final class Driver<Value> {
 
   /// One queued item, on the main queue.
   private func deliver(_ value: Value, tag: UInt64) {
+    withUnsafePointer(to: value) { pointer in
+      deliver(UnsafeRawPointer(pointer), tag: tag)
+    }
+  }
+
+  /// Delivers the value `value` points to, on the main queue: not generic, so that the list's
+  /// code is specialized.
+  private func deliver(_ value: UnsafeRawPointer, tag: UInt64) {
     if tag & Self.replayTag != 0 {
       listLock.lock()
       let subscription = pendingReplays.removeFirst()
@@ -404,14 +430,17 @@ public final class Driver<Value> {
     }
   }
 
-  private func call(_ subscription: Subscription, with value: Value) {
+  private func call(_ subscription: Subscription, with value: UnsafeRawPointer) {
     // Read under the lock: a callback earlier in this turn may have cancelled it.
-    guard listLock.withLock({ subscription.isActive }) else { return }
+    listLock.lock()
+    let isActive = subscription.isActive
+    listLock.unlock()
+    guard isActive else { return }
     if subscription.hasLostTarget {
       removeSubscriptions { $0 === subscription }
       return
     }
-    subscription.handler(value)
+    subscription.send(value)
   }
 
   private func removeSubscriptions(where shouldRemove: (Subscription) -> Bool) {

@@ -29,16 +29,19 @@ import Dispatch
 /// would otherwise be a generic enum or struct built around their value use it instead, since in
 /// this unspecialized code every use of such a type costs a metadata look-up.
 ///
-/// Thread-safe. ``submit(_:tag:)`` and ``submit(_:tag:merging:replaced:)`` may be called under the caller's own lock: it
-/// never runs user code or releases an item, it only reports whether the caller must call
-/// ``drain(withinFrameBudget:)`` once it has unlocked.
+/// Thread-safe. ``submit(_:tag:)`` and ``submit(_:tag:merging:replaced:)`` may be called under
+/// the caller's own lock: they never run user code or release an item, they only report whether
+/// the caller must call ``drain(withinFrameBudget:)`` once it has unlocked.
 ///
 /// `@unchecked Sendable`: every mutable property is guarded by `lock`, and `deliver` (which may
 /// be a main-actor closure) is only ever called on the scheduler's main queue, one item at a
 /// time, by the thread that holds the lane's delivery (`isDraining`).
 final class MainQueueLane<Item>: @unchecked Sendable {
   let scheduler: MainScheduler
-  private let deliver: (Item, UInt64) -> Void
+  /// Called once per batch, on the main queue: what delivers the batch's items, or `nil` when
+  /// their receiver is gone (the items are then dropped). Once per batch, so that an owner that
+  /// the lane holds weakly pays its weak load once per batch, not once per item.
+  private let deliverer: () -> ((Item, UInt64) -> Void)?
   private let lock = Lock()
   /// The waiting items, oldest first. A plain array, not a queue of optionals: the lane's code
   /// is unspecialized, and every generic type built from `Item` costs a metadata look-up per
@@ -82,18 +85,19 @@ final class MainQueueLane<Item>: @unchecked Sendable {
   ///     waits for a scheduled turn at once (see the type's discussion).
   ///   - latestPerTurn: Whether a turn delivers only what waits when it starts, paced on the
   ///     main queue (see the type's discussion); for lanes whose submissions merge.
-  ///   - deliver: Called with each item and its tag on the scheduler's main queue, one at a
-  ///     time, in order.
+  ///   - deliverer: Called on the scheduler's main queue once per batch of items; what it
+  ///     returns is called with each item of the batch and its tag, one at a time, in order. It
+  ///     returns `nil` to drop the batch.
   init(
     scheduler: MainScheduler,
     deliversBacklogInline: Bool = false,
     latestPerTurn: Bool = false,
-    deliverTagged deliver: @escaping (Item, UInt64) -> Void
+    deliverer: @escaping () -> ((Item, UInt64) -> Void)?
   ) {
     self.scheduler = scheduler
     self.deliversBacklogInline = deliversBacklogInline
     self.latestPerTurn = latestPerTurn
-    self.deliver = deliver
+    self.deliverer = deliverer
   }
 
   /// A lane whose items need no tag.
@@ -108,8 +112,9 @@ final class MainQueueLane<Item>: @unchecked Sendable {
     deliversBacklogInline: Bool = false,
     deliver: @escaping (Item) -> Void
   ) {
-    self.init(scheduler: scheduler, deliversBacklogInline: deliversBacklogInline) { item, _ in
-      deliver(item)
+    let deliverTagged: (Item, UInt64) -> Void = { item, _ in deliver(item) }
+    self.init(scheduler: scheduler, deliversBacklogInline: deliversBacklogInline) {
+      deliverTagged
     }
   }
 
@@ -268,7 +273,9 @@ final class MainQueueLane<Item>: @unchecked Sendable {
       waitingCount = 0
       lock.unlock()
       var delivered = 0
-      while delivered < batch.count {
+      let deliver = deliverer()
+      if deliver == nil { delivered = batch.count }
+      while let deliver, delivered < batch.count {
         deliver(batch[delivered], batchTags[delivered])
         delivered += 1
         if isBudgeted, delivered < batch.count,
