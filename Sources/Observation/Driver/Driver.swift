@@ -75,7 +75,7 @@ public final class Driver<Value> {
   /// lock suffices to read them.
   private let listLock = Lock()
   // Set once in `init`, read-only afterwards.
-  private var lane: MainQueueLane<Value>!
+  private var lane: MainQueueLane<Value, UInt64>!
 
   // Guarded by `lock` and `listLock` (see `listLock`).
   @exclusivity(unchecked) private var subscriptions: [Subscription] = []
@@ -107,7 +107,7 @@ public final class Driver<Value> {
     let box = WeakDriver<Value>()
     self.lane = MainQueueLane(scheduler: scheduler, latestPerTurn: policy == .coalescing) {
       guard let driver = box.driver else { return nil }
-      return { driver.deliver($0, tag: $1) }
+      return { value, tag in driver.deliver(UnsafeRawPointer(value), tag: tag.pointee) }
     }
     box.driver = self
   }
@@ -404,14 +404,8 @@ public final class Driver<Value> {
   }
 
   /// One queued item, on the main queue.
-  private func deliver(_ value: Value, tag: UInt64) {
-    withUnsafePointer(to: value) { pointer in
-      deliver(UnsafeRawPointer(pointer), tag: tag)
-    }
-  }
-
-  /// Delivers the value `value` points to, on the main queue: not generic, so that the list's
-  /// code is specialized.
+  /// Delivers the value `value` points to, a `Value`, on the main queue: through a pointer, so
+  /// that the list's code is not generic.
   private func deliver(_ value: UnsafeRawPointer, tag: UInt64) {
     if tag & Self.replayTag != 0 {
       listLock.lock()

@@ -25,9 +25,10 @@ import Dispatch
 ///
 /// The turn takes the waiting items in one step under the lock and delivers them without it, so
 /// a producer and the main queue meet on the lock once per batch, not once per item. Each item
-/// carries a tag, a number its owner gives it (a driver's sequence number): owners whose items
-/// would otherwise be a generic enum or struct built around their value use it instead, since in
-/// this unspecialized code every use of such a type costs a metadata look-up.
+/// carries a tag of a type that is not generic (a driver's sequence number, a main-actor call's
+/// handle and options): the owners' items would otherwise be a generic enum or struct built
+/// around their value, and in this unspecialized code every use of such a type costs a metadata
+/// look-up, while `Item` and `Tag` come with the lane.
 ///
 /// Thread-safe. ``submit(_:tag:)`` and ``submit(_:tag:merging:replaced:)`` may be called under
 /// the caller's own lock: they never run user code or release an item, they only report whether
@@ -36,22 +37,24 @@ import Dispatch
 /// `@unchecked Sendable`: every mutable property is guarded by `lock`, and `deliver` (which may
 /// be a main-actor closure) is only ever called on the scheduler's main queue, one item at a
 /// time, by the thread that holds the lane's delivery (`isDraining`).
-final class MainQueueLane<Item>: @unchecked Sendable {
+final class MainQueueLane<Item, Tag>: @unchecked Sendable {
   let scheduler: MainScheduler
   /// Called once per batch, on the main queue: what delivers the batch's items, or `nil` when
   /// their receiver is gone (the items are then dropped). Once per batch, so that an owner that
-  /// the lane holds weakly pays its weak load once per batch, not once per item.
-  private let deliverer: () -> ((Item, UInt64) -> Void)?
+  /// the lane holds weakly pays its weak load once per batch, not once per item. The items and
+  /// tags are lent to it in place, through pointers valid for the call: a copy of a tag that
+  /// holds a weak reference costs two atomic operations on the referenced object.
+  private let deliverer: () -> ((UnsafePointer<Item>, UnsafePointer<Tag>) -> Void)?
   private let lock = Lock()
   /// The waiting items, oldest first. A plain array, not a queue of optionals: the lane's code
   /// is unspecialized, and every generic type built from `Item` costs a metadata look-up per
   /// use, while `Item` itself comes with the lane.
   @exclusivity(unchecked) private var items: [Item] = []
   /// The tag of each waiting item, at the same index.
-  @exclusivity(unchecked) private var tags: [UInt64] = []
+  @exclusivity(unchecked) private var tags: [Tag] = []
   /// Emptied batches kept for the next one, so a steady producer does not reallocate.
   @exclusivity(unchecked) private var spare: [Item] = []
-  @exclusivity(unchecked) private var spareTags: [UInt64] = []
+  @exclusivity(unchecked) private var spareTags: [Tag] = []
   /// How many items wait: kept apart from `items` so that the inline fast path touches no
   /// generic storage.
   @exclusivity(unchecked) private var waitingCount = 0
@@ -86,36 +89,18 @@ final class MainQueueLane<Item>: @unchecked Sendable {
   ///   - latestPerTurn: Whether a turn delivers only what waits when it starts, paced on the
   ///     main queue (see the type's discussion); for lanes whose submissions merge.
   ///   - deliverer: Called on the scheduler's main queue once per batch of items; what it
-  ///     returns is called with each item of the batch and its tag, one at a time, in order. It
-  ///     returns `nil` to drop the batch.
+  ///     returns is called with each item of the batch and its tag, one at a time, in order,
+  ///     through pointers valid for the call. It returns `nil` to drop the batch.
   init(
     scheduler: MainScheduler,
     deliversBacklogInline: Bool = false,
     latestPerTurn: Bool = false,
-    deliverer: @escaping () -> ((Item, UInt64) -> Void)?
+    deliverer: @escaping () -> ((UnsafePointer<Item>, UnsafePointer<Tag>) -> Void)?
   ) {
     self.scheduler = scheduler
     self.deliversBacklogInline = deliversBacklogInline
     self.latestPerTurn = latestPerTurn
     self.deliverer = deliverer
-  }
-
-  /// A lane whose items need no tag.
-  ///
-  /// - Parameters:
-  ///   - scheduler: Where items are delivered.
-  ///   - deliversBacklogInline: Whether a submission on the main queue delivers a backlog that
-  ///     waits for a scheduled turn at once (see the type's discussion).
-  ///   - deliver: Called with each item on the scheduler's main queue, one at a time, in order.
-  convenience init(
-    scheduler: MainScheduler,
-    deliversBacklogInline: Bool = false,
-    deliver: @escaping (Item) -> Void
-  ) {
-    let deliverTagged: (Item, UInt64) -> Void = { item, _ in deliver(item) }
-    self.init(scheduler: scheduler, deliversBacklogInline: deliversBacklogInline) {
-      deliverTagged
-    }
   }
 
   deinit {
@@ -135,9 +120,9 @@ final class MainQueueLane<Item>: @unchecked Sendable {
   ///   call ``drain(withinFrameBudget:)`` (after releasing its own lock) to deliver the item at
   ///   once.
   func submit(
-    _ item: Item,
-    tag: UInt64,
-    merging: (UInt64, UInt64) -> Bool,
+    _ item: consuming Item,
+    tag: consuming Tag,
+    merging: (Tag, Tag) -> Bool,
     replaced: inout Item?
   ) -> Bool {
     lock.lock()
@@ -146,13 +131,13 @@ final class MainQueueLane<Item>: @unchecked Sendable {
       let last = items.count - 1
       if merging(tags[last], tag) {
         replaced = items[last]
-        items[last] = item
-        tags[last] = tag
+        items[last] = consume item
+        tags[last] = consume tag
         return false
       }
     }
-    items.append(item)
-    tags.append(tag)
+    items.append(consume item)
+    tags.append(consume tag)
     waitingCount += 1
     if isDraining || (isScheduled && !deliversBacklogInline) { return false }
     if scheduler.isCurrent {
@@ -164,11 +149,11 @@ final class MainQueueLane<Item>: @unchecked Sendable {
   }
 
   /// Queues `item` with `tag`, like ``submit(_:tag:merging:replaced:)`` without merging.
-  func submit(_ item: Item, tag: UInt64 = 0) -> Bool {
+  func submit(_ item: consuming Item, tag: consuming Tag) -> Bool {
     lock.lock()
     defer { lock.unlock() }
-    items.append(item)
-    tags.append(tag)
+    items.append(consume item)
+    tags.append(consume tag)
     waitingCount += 1
     if isDraining || (isScheduled && !deliversBacklogInline) { return false }
     if scheduler.isCurrent {
@@ -184,10 +169,11 @@ final class MainQueueLane<Item>: @unchecked Sendable {
   /// runs on the main thread, without touching the queue. Returns `false` (and runs nothing)
   /// otherwise; the caller then submits the item.
   func deliverInlineIfIdle(_ body: () -> Void) -> Bool {
+    // Asked first, without the lock: the answer depends on the calling thread only, and a
+    // producer on another thread then leaves the lock to `submit`.
+    guard scheduler.isCurrent else { return false }
     lock.lock()
-    guard !isDraining, waitingCount == 0, !(isScheduled && !deliversBacklogInline),
-      scheduler.isCurrent
-    else {
+    guard !isDraining, waitingCount == 0, !(isScheduled && !deliversBacklogInline) else {
       lock.unlock()
       return false
     }
@@ -218,11 +204,14 @@ final class MainQueueLane<Item>: @unchecked Sendable {
   ///
   /// - Returns: Whether the round calls the lane's callbacks inline.
   func beginRound() -> Bool {
+    // Asked first, without the lock, as in `deliverInlineIfIdle`: a round on another thread
+    // does not take the lane's lock here.
+    guard scheduler.isCurrent else { return false }
     lock.lock()
     defer { lock.unlock() }
-    guard !isDraining, waitingCount == 0, !(isScheduled && !deliversBacklogInline),
-      scheduler.isCurrent
-    else { return false }
+    guard !isDraining, waitingCount == 0, !(isScheduled && !deliversBacklogInline) else {
+      return false
+    }
     isDraining = true
     inlineRound.isSet = true
     return true
@@ -265,7 +254,7 @@ final class MainQueueLane<Item>: @unchecked Sendable {
     lock.lock()
     while true {
       var batch: [Item] = []
-      var batchTags: [UInt64] = []
+      var batchTags: [Tag] = []
       swap(&batch, &spare)
       swap(&batch, &items)
       swap(&batchTags, &spareTags)
@@ -273,19 +262,27 @@ final class MainQueueLane<Item>: @unchecked Sendable {
       waitingCount = 0
       lock.unlock()
       var delivered = 0
-      let deliver = deliverer()
-      if deliver == nil { delivered = batch.count }
-      while let deliver, delivered < batch.count {
-        deliver(batch[delivered], batchTags[delivered])
-        delivered += 1
-        if isBudgeted, delivered < batch.count,
-          DispatchTime.now().uptimeNanoseconds &- start > Self.frameBudgetNanoseconds
-        {
-          break
+      if let deliver = deliverer() {
+        // Through the buffers, so that each item and tag is lent to `deliver`, not copied.
+        batch.withUnsafeBufferPointer { items in
+          batchTags.withUnsafeBufferPointer { tags in
+            guard let item = items.baseAddress, let tag = tags.baseAddress else { return }
+            while delivered < items.count {
+              deliver(item + delivered, tag + delivered)
+              delivered += 1
+              if isBudgeted, delivered < items.count,
+                DispatchTime.now().uptimeNanoseconds &- start > Self.frameBudgetNanoseconds
+              {
+                break
+              }
+            }
+          }
         }
+      } else {
+        delivered = batch.count
       }
       var rest: [Item] = []
-      var restTags: [UInt64] = []
+      var restTags: [Tag] = []
       if delivered < batch.count {
         rest = Array(batch[delivered...])
         restTags = Array(batchTags[delivered...])
@@ -357,6 +354,33 @@ final class MainQueueLane<Item>: @unchecked Sendable {
       }
     }
     scheduler.enqueue { self.runTurn() }
+  }
+}
+
+extension MainQueueLane where Tag == UInt64 {
+  /// A lane whose items need no tag.
+  ///
+  /// - Parameters:
+  ///   - scheduler: Where items are delivered.
+  ///   - deliversBacklogInline: Whether a submission on the main queue delivers a backlog that
+  ///     waits for a scheduled turn at once (see the type's discussion).
+  ///   - deliver: Called with each item on the scheduler's main queue, one at a time, in order.
+  convenience init(
+    scheduler: MainScheduler,
+    deliversBacklogInline: Bool = false,
+    deliver: @escaping (Item) -> Void
+  ) {
+    let deliverTagged: (UnsafePointer<Item>, UnsafePointer<UInt64>) -> Void = { item, _ in
+      deliver(item.pointee)
+    }
+    self.init(scheduler: scheduler, deliversBacklogInline: deliversBacklogInline) {
+      deliverTagged
+    }
+  }
+
+  /// Queues `item` with the tag 0, like ``submit(_:tag:)``.
+  func submit(_ item: consuming Item) -> Bool {
+    submit(item, tag: 0)
   }
 }
 
