@@ -46,7 +46,6 @@ class MainActorHandle<Value>: MainActorCallTarget, RegistrationRemoving {
     source?.removeRegistration(identifiedBy: handle)
   }
 
-
   /// Called by whichever thread delivers the observable's change.
   @inline(__always)
   final func dispatch(_ value: Value, _ option: ObservableOptions) {
