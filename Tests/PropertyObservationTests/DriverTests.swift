@@ -23,6 +23,45 @@ import Testing
     withExtendedLifetime(token) {}
   }
 
+  @Test func aTurnAlsoDeliversValuesThatArriveWhileItRunsWithoutAnotherHop() {
+    let main = ManualScheduler()
+    let count = Observable(0)
+    let driver = count.asDriver(scheduler: .manual(main))
+    let log = RecordingLog<Int>()
+    let token = driver.drive { value in
+      log.append(value)
+      if value == 1 { count.value = 2 }
+    }
+    count.value = 1
+    #expect(main.pendingCount == 1)
+    #expect(main.runNext())
+    #expect(log.events == [0, 1, 2], "2 arrived during the turn and went out in it")
+    #expect(main.pendingCount == 0)
+    #expect(driver.mainQueueHopCount == 1)
+    withExtendedLifetime(token) {}
+  }
+
+  @Test func aCoalescingTurnDeliversOnlyWhatWaitedWhenItStarted() {
+    let main = ManualScheduler()
+    let count = Observable(0)
+    let driver = count.asDriver(policy: .coalescing, scheduler: .manual(main))
+    let log = RecordingLog<Int>()
+    let token = driver.drive { value in
+      log.append(value)
+      if value == 3 { count.value = 4 }
+    }
+    count.value = 1
+    count.value = 2
+    count.value = 3
+    #expect(main.runNext())
+    #expect(log.events == [3], "the initial 0 and 1, 2 merged into 3; 4 waits for the next turn")
+    #expect(main.pendingCount == 1)
+    main.runAll()
+    #expect(log.events == [3, 4])
+    #expect(driver.mainQueueHopCount == 2)
+    withExtendedLifetime(token) {}
+  }
+
   @Test func aMainQueueSetIsDeliveredAtOnceWhenNothingIsWaiting() {
     let main = ManualScheduler()
     let count = Observable(0)
