@@ -24,11 +24,13 @@
 ///
 /// Every callback runs on the main queue (see ``MainScheduler``). A value is delivered at once,
 /// inside the call that set it, when it is set on the main queue and nothing of this driver is
-/// still waiting there; otherwise it is queued with `DispatchQueue.main.async`. A value set on
-/// the main queue never overtakes one queued earlier from a background thread, and a value set
-/// from inside a drive callback is delivered after that callback's value to every subscriber.
-/// `drive` itself may be called from any thread: the replay then reaches the subscriber on the
-/// main queue a moment later.
+/// still waiting there; otherwise it is queued with `DispatchQueue.main.async`. One main-queue
+/// turn delivers every waiting value, also those that arrive while it runs, for up to about
+/// 8 ms; then it yields the main queue and a later turn goes on, so a fast producer costs one
+/// hop per turn, not one per value. A value set on the main queue never overtakes one queued
+/// earlier from a background thread, and a value set from inside a drive callback is delivered
+/// after that callback's value to every subscriber. `drive` itself may be called from any
+/// thread: the replay then reaches the subscriber on the main queue a moment later.
 ///
 /// ## Sharing and replay
 ///
@@ -242,9 +244,9 @@ public final class Driver<Value> {
   /// How many times this driver has queued work on the main queue (a "hop"), for benchmarks and
   /// diagnostics.
   ///
-  /// Values delivered at once on the main queue, and values that join a turn already queued,
-  /// cost no hop; with ``DeliveryPolicy/coalescing`` a burst of background values costs about
-  /// one hop per main-queue turn.
+  /// Values delivered at once on the main queue, and values that join a turn already queued or
+  /// running, cost no hop; with ``DeliveryPolicy/coalescing`` a burst of background values costs
+  /// one hop per main-queue turn, at most about one per millisecond.
   public var mainQueueHopCount: Int {
     lane.hopCount
   }
