@@ -107,7 +107,13 @@ public final class Driver<Value> {
     self.connectUpstream = connectUpstream
     // The lane may outlive the driver by a queued turn; it must not keep the driver alive.
     let box = WeakDriver<Value>()
-    self.lane = MainQueueLane(scheduler: scheduler, latestPerTurn: policy == .coalescing) {
+    let interval =
+      policy == .coalescing
+      ? MainQueueLane<Value, UInt64>.coalescingTurnIntervalNanoseconds
+      : MainQueueLane<Value, UInt64>.driverTurnIntervalNanoseconds
+    self.lane = MainQueueLane(
+      scheduler: scheduler, latestPerTurn: policy == .coalescing, turnInterval: interval
+    ) {
       guard let driver = box.driver else { return nil }
       return { value, tag in driver.deliver(UnsafeRawPointer(value), tag: tag.pointee) }
     }

@@ -19,9 +19,16 @@ import Dispatch
 /// of a million values can hold the main queue for longer than a frame, and a producer that
 /// keeps the lane busy costs one hop per frame, not one per value. A lane made with
 /// `latestPerTurn` (a coalescing driver's) instead delivers only what waits when its turn
-/// starts, which merging has reduced to the latest value, and on the main queue its turns come
-/// at least ``coalescingIntervalNanoseconds`` apart, so that a producer faster than the main
-/// queue costs one hop per interval.
+/// starts, which merging has reduced to the latest value.
+///
+/// A lane made with a `turnInterval` (a driver's) paces its turns on the main queue: a turn
+/// scheduled less than that interval after the previous one started waits for the rest of it,
+/// and the values that arrive meanwhile join it. A value that follows a quiet moment still
+/// goes at once. A producer that keeps a lane busy thus wakes the main queue once per interval
+/// at most, instead of once each time the main queue catches up with it, which costs the
+/// producer a wake-up and often its processor; for a coalescing driver it bounds the values
+/// delivered. Main-actor lanes are not paced: their calls wait for one main-queue turn, as
+/// the Threading article promises.
 ///
 /// The turn takes the waiting items in one step under the lock and delivers them without it, so
 /// a producer and the main queue meet on the lock once per batch, not once per item. Each item
@@ -64,8 +71,11 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
   @exclusivity(unchecked) private var isDraining = false
   private let deliversBacklogInline: Bool
   private let latestPerTurn: Bool
+  /// The least time between the starts of two turns on the main queue, in nanoseconds; 0 when
+  /// the lane is not paced.
+  private let turnInterval: Int64
   @exclusivity(unchecked) private var hops = 0
-  /// When the last scheduled turn started (uptime nanoseconds), for pacing `latestPerTurn`.
+  /// When the last scheduled turn started (uptime nanoseconds), for pacing.
   @exclusivity(unchecked) private var lastTurnStart: UInt64 = 0
   /// Set by ``beginRound()`` when an observable's round runs on the main queue with the lane
   /// idle, until ``endRound()``: the round then calls its main-actor callbacks directly.
@@ -74,10 +84,14 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
   /// How long one main-queue turn may deliver before it yields: half a 60 Hz frame.
   static var frameBudgetNanoseconds: UInt64 { 8_000_000 }
 
-  /// The least time between the starts of two turns of a `latestPerTurn` lane on the main queue:
-  /// a coalescing driver shows at most a thousand values a second while values keep coming,
-  /// more than any display refreshes.
-  static var coalescingIntervalNanoseconds: Int64 { 1_000_000 }
+  /// The `turnInterval` of a coalescing driver's lane: while values keep coming, it shows at
+  /// most a thousand a second, more than any display refreshes.
+  static var coalescingTurnIntervalNanoseconds: Int64 { 1_000_000 }
+
+  /// The `turnInterval` of a driver's lane that delivers every value: while values keep
+  /// coming, at most four thousand main-queue wake-ups a second, each value waiting at most a
+  /// quarter of a millisecond longer than it would unpaced.
+  static var driverTurnIntervalNanoseconds: Int64 { 250_000 }
 
   /// The capacity an emptied batch may keep for reuse; a burst beyond it is released.
   private static var retainedCapacity: Int { 1024 }
@@ -86,8 +100,10 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
   ///   - scheduler: Where items are delivered.
   ///   - deliversBacklogInline: Whether a submission on the main queue delivers a backlog that
   ///     waits for a scheduled turn at once (see the type's discussion).
-  ///   - latestPerTurn: Whether a turn delivers only what waits when it starts, paced on the
-  ///     main queue (see the type's discussion); for lanes whose submissions merge.
+  ///   - latestPerTurn: Whether a turn delivers only what waits when it starts (see the type's
+  ///     discussion); for lanes whose submissions merge.
+  ///   - turnInterval: The least time between the starts of two turns on the main queue, in
+  ///     nanoseconds (see the type's discussion); 0 for none.
   ///   - deliverer: Called on the scheduler's main queue once per batch of items; what it
   ///     returns is called with each item of the batch and its tag, one at a time, in order,
   ///     through pointers valid for the call. It returns `nil` to drop the batch.
@@ -95,11 +111,13 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
     scheduler: MainScheduler,
     deliversBacklogInline: Bool = false,
     latestPerTurn: Bool = false,
+    turnInterval: Int64 = 0,
     deliverer: @escaping () -> ((UnsafePointer<Item>, UnsafePointer<Tag>) -> Void)?
   ) {
     self.scheduler = scheduler
     self.deliversBacklogInline = deliversBacklogInline
     self.latestPerTurn = latestPerTurn
+    self.turnInterval = turnInterval
     self.deliverer = deliverer
   }
 
@@ -126,41 +144,45 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
     replaced: inout Item?
   ) -> Bool {
     lock.lock()
-    defer { lock.unlock() }
     if waitingCount > 0 {
       let last = items.count - 1
       if merging(tags[last], tag) {
         replaced = items[last]
         items[last] = consume item
         tags[last] = consume tag
+        lock.unlock()
         return false
       }
     }
     items.append(consume item)
     tags.append(consume tag)
-    waitingCount += 1
-    if isDraining || (isScheduled && !deliversBacklogInline) { return false }
-    if scheduler.isCurrent {
-      isDraining = true
-      return true
-    }
-    if !isScheduled { scheduleTurn() }
-    return false
+    return finishSubmission()
   }
 
   /// Queues `item` with `tag`, like ``submit(_:tag:merging:replaced:)`` without merging.
   func submit(_ item: consuming Item, tag: consuming Tag) -> Bool {
     lock.lock()
-    defer { lock.unlock() }
     items.append(consume item)
     tags.append(consume tag)
+    return finishSubmission()
+  }
+
+  /// Ends a submission whose item was appended, entered with the lock held: takes the lane for
+  /// the caller on the main queue, or schedules a turn, which is queued after unlocking.
+  private func finishSubmission() -> Bool {
     waitingCount += 1
-    if isDraining || (isScheduled && !deliversBacklogInline) { return false }
+    if isDraining || (isScheduled && !deliversBacklogInline) {
+      lock.unlock()
+      return false
+    }
     if scheduler.isCurrent {
       isDraining = true
+      lock.unlock()
       return true
     }
-    if !isScheduled { scheduleTurn() }
+    let delay = isScheduled ? nil : markTurnScheduled()
+    lock.unlock()
+    if let delay { enqueueTurn(after: delay) }
     return false
   }
 
@@ -302,8 +324,9 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
         swap(&rest, &items)
         swap(&restTags, &tags)
         isDraining = false
-        if !isScheduled { scheduleTurn() }
+        let delay = isScheduled ? nil : markTurnScheduled()
         lock.unlock()
+        if let delay { enqueueTurn(after: delay) }
         return
       }
       if waitingCount == 0 {
@@ -317,8 +340,9 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
           && DispatchTime.now().uptimeNanoseconds &- start <= Self.frameBudgetNanoseconds)
       if goesOn { continue }
       isDraining = false
-      if !isScheduled { scheduleTurn() }
+      let delay = isScheduled ? nil : markTurnScheduled()
       lock.unlock()
+      if let delay { enqueueTurn(after: delay) }
       return
     }
   }
@@ -328,7 +352,7 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
   private func runTurn() {
     lock.lock()
     isScheduled = false
-    if latestPerTurn { lastTurnStart = DispatchTime.now().uptimeNanoseconds }
+    if turnInterval > 0 { lastTurnStart = DispatchTime.now().uptimeNanoseconds }
     guard !isDraining, waitingCount > 0 else {
       lock.unlock()
       return
@@ -338,22 +362,28 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
     drain(withinFrameBudget: true, isTurn: true)
   }
 
-  /// Lock held. Never called for `.immediate`, whose `enqueue` would run the turn right here
-  /// under the lock: on that scheduler the caller is always "on the main queue" and drains
-  /// inline instead.
-  private func scheduleTurn() {
+  /// Lock held: marks a turn scheduled and counts its hop. Returns how long (nanoseconds) the
+  /// turn should wait, for the caller to pass to ``enqueueTurn(after:)`` once it has unlocked:
+  /// a main thread woken while the lane's lock is still held would only block on it.
+  ///
+  /// Never called for `.immediate`: on that scheduler the caller is always "on the main queue"
+  /// and drains inline instead.
+  private func markTurnScheduled() -> Int64 {
     hops += 1
     isScheduled = true
-    if latestPerTurn, case .main = scheduler.kind, lastTurnStart != 0 {
-      let elapsed = Int64(bitPattern: DispatchTime.now().uptimeNanoseconds &- lastTurnStart)
-      if elapsed < Self.coalescingIntervalNanoseconds {
-        let wait = MainScheduler.Interval(
-          nanoseconds: Self.coalescingIntervalNanoseconds - elapsed)
-        scheduler.enqueue(after: wait) { self.runTurn() }
-        return
-      }
+    guard turnInterval > 0, case .main = scheduler.kind, lastTurnStart != 0 else { return 0 }
+    let elapsed = Int64(bitPattern: DispatchTime.now().uptimeNanoseconds &- lastTurnStart)
+    return max(0, turnInterval - elapsed)
+  }
+
+  /// Queues the turn that ``markTurnScheduled()`` marked, after `delay` nanoseconds; the lock
+  /// not held.
+  private func enqueueTurn(after delay: Int64) {
+    if delay > 0 {
+      scheduler.enqueue(after: MainScheduler.Interval(nanoseconds: delay)) { self.runTurn() }
+    } else {
+      scheduler.enqueue { self.runTurn() }
     }
-    scheduler.enqueue { self.runTurn() }
   }
 }
 
