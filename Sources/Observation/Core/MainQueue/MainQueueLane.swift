@@ -53,15 +53,13 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
   /// holds a weak reference costs two atomic operations on the referenced object.
   private let deliverer: () -> ((UnsafePointer<Item>, UnsafePointer<Tag>) -> Void)?
   private let lock = Lock()
-  /// The waiting items, oldest first. A plain array, not a queue of optionals: the lane's code
-  /// is unspecialized, and every generic type built from `Item` costs a metadata look-up per
-  /// use, while `Item` itself comes with the lane.
-  @exclusivity(unchecked) private var items: [Item] = []
-  /// The tag of each waiting item, at the same index.
-  @exclusivity(unchecked) private var tags: [Tag] = []
-  /// Emptied batches kept for the next one, so a steady producer does not reallocate.
-  @exclusivity(unchecked) private var spare: [Item] = []
-  @exclusivity(unchecked) private var spareTags: [Tag] = []
+  /// The waiting items and their tags, oldest first.
+  @exclusivity(unchecked) private var items = LaneBuffer<Item, Tag>(capacity: 16)
+  /// The batch being delivered, taken from `items` in one step; between batches, an empty
+  /// buffer kept for the next one, so that a steady producer does not reallocate. Used by the
+  /// thread that holds the lane's delivery (`isDraining`), and swapped with `items` under the
+  /// lock.
+  @exclusivity(unchecked) private var spare = LaneBuffer<Item, Tag>(capacity: 16)
   /// How many items wait: kept apart from `items` so that the inline fast path touches no
   /// generic storage.
   @exclusivity(unchecked) private var waitingCount = 0
@@ -122,6 +120,11 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
   }
 
   deinit {
+    // Nothing else can reach the lane now: releasing its items runs no user code under a lock.
+    items.removeAll()
+    items.deallocate()
+    spare.removeAll()
+    spare.deallocate()
     lock.deallocate()
   }
 
@@ -144,26 +147,19 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
     replaced: inout Item?
   ) -> Bool {
     lock.lock()
-    if waitingCount > 0 {
-      let last = items.count - 1
-      if merging(tags[last], tag) {
-        replaced = items[last]
-        items[last] = consume item
-        tags[last] = consume tag
-        lock.unlock()
-        return false
-      }
+    if waitingCount > 0, merging(items.lastTag, tag) {
+      replaced = items.replaceLast(item, tag)
+      lock.unlock()
+      return false
     }
-    items.append(consume item)
-    tags.append(consume tag)
+    items.append(item, tag)
     return finishSubmission()
   }
 
   /// Queues `item` with `tag`, like ``submit(_:tag:merging:replaced:)`` without merging.
   func submit(_ item: consuming Item, tag: consuming Tag) -> Bool {
     lock.lock()
-    items.append(consume item)
-    tags.append(consume tag)
+    items.append(item, tag)
     return finishSubmission()
   }
 
@@ -275,60 +271,43 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
     let start = isBudgeted ? DispatchTime.now().uptimeNanoseconds : 0
     lock.lock()
     while true {
-      var batch: [Item] = []
-      var batchTags: [Tag] = []
-      swap(&batch, &spare)
-      swap(&batch, &items)
-      swap(&batchTags, &spareTags)
-      swap(&batchTags, &tags)
+      // The batch goes to `spare`, which only this thread uses until it gives the lane back.
+      swap(&items, &spare)
       waitingCount = 0
       lock.unlock()
+      let count = spare.count
       var delivered = 0
       if let deliver = deliverer() {
-        // Through the buffers, so that each item and tag is lent to `deliver`, not copied.
-        batch.withUnsafeBufferPointer { items in
-          batchTags.withUnsafeBufferPointer { tags in
-            guard let item = items.baseAddress, let tag = tags.baseAddress else { return }
-            while delivered < items.count {
-              deliver(item + delivered, tag + delivered)
-              delivered += 1
-              if isBudgeted, delivered < items.count,
-                DispatchTime.now().uptimeNanoseconds &- start > Self.frameBudgetNanoseconds
-              {
-                break
-              }
-            }
+        // Lent to `deliver` in place, not copied.
+        while delivered < count {
+          let (item, tag) = spare.element(at: delivered)
+          deliver(item, tag)
+          delivered += 1
+          if isBudgeted, delivered < count,
+            DispatchTime.now().uptimeNanoseconds &- start > Self.frameBudgetNanoseconds
+          {
+            break
           }
         }
       } else {
-        delivered = batch.count
-      }
-      var rest: [Item] = []
-      var restTags: [Tag] = []
-      if delivered < batch.count {
-        rest = Array(batch[delivered...])
-        restTags = Array(batchTags[delivered...])
+        delivered = count
       }
       // Released here, without the lock: an item's deinit may be user code.
-      let keepsCapacity = batch.capacity <= Self.retainedCapacity
-      batch.removeAll(keepingCapacity: keepsCapacity)
-      batchTags.removeAll(keepingCapacity: keepsCapacity)
+      spare.removeFirst(delivered)
       lock.lock()
-      if spare.capacity < batch.capacity { swap(&spare, &batch) }
-      if spareTags.capacity < batchTags.capacity { swap(&spareTags, &batchTags) }
-      if !rest.isEmpty {
+      if !spare.isEmpty {
         // Out of budget: the rest goes first in the next turn.
-        waitingCount += rest.count
-        rest.append(contentsOf: items)
-        restTags.append(contentsOf: tags)
-        swap(&rest, &items)
-        swap(&restTags, &tags)
+        waitingCount += spare.count
+        spare.append(movingFrom: &items)
+        swap(&items, &spare)
+        spare.shrink(toAtMost: Self.retainedCapacity, keeping: 16)
         isDraining = false
         let delay = isScheduled ? nil : markTurnScheduled()
         lock.unlock()
         if let delay { enqueueTurn(after: delay) }
         return
       }
+      spare.shrink(toAtMost: Self.retainedCapacity, keeping: 16)
       if waitingCount == 0 {
         isDraining = false
         lock.unlock()
