@@ -6,6 +6,9 @@
 /// the producer's thread. These pointers need only the value witnesses of `Item` and `Tag`,
 /// which come with the lane.
 ///
+/// Removing from the front advances a start index and moves nothing, so a turn that runs out of
+/// frame budget in a backlog of a million values leaves the rest where it is.
+///
 /// Not thread-safe, and copies share memory: the lane owns each buffer, guards it with its lock
 /// (or hands it to the one thread that drains), and calls ``deallocate()`` exactly once.
 /// Nothing here releases an element except ``removeAll()`` and ``removeFirst(_:)``, which the
@@ -13,7 +16,10 @@
 struct LaneBuffer<Item, Tag> {
   private var items: UnsafeMutablePointer<Item>
   private var tags: UnsafeMutablePointer<Tag>
-  private(set) var count = 0
+  /// The index of the oldest element.
+  private var start = 0
+  /// The index after the newest element.
+  private var end = 0
   private(set) var capacity: Int
 
   init(capacity: Int) {
@@ -22,26 +28,28 @@ struct LaneBuffer<Item, Tag> {
     tags = .allocate(capacity: capacity)
   }
 
-  var isEmpty: Bool { count == 0 }
+  var count: Int { end - start }
 
-  /// The item at `index` and its tag, valid until the buffer changes.
+  var isEmpty: Bool { start == end }
+
+  /// The item at `index` from the oldest and its tag, valid until the buffer changes.
   @inline(__always)
   func element(at index: Int) -> (item: UnsafePointer<Item>, tag: UnsafePointer<Tag>) {
-    (UnsafePointer(items + index), UnsafePointer(tags + index))
+    (UnsafePointer(items + start + index), UnsafePointer(tags + start + index))
   }
 
   @inline(__always)
   mutating func append(_ item: consuming Item, _ tag: consuming Tag) {
-    if count == capacity { reallocate(capacity: capacity * 2) }
-    (items + count).initialize(to: item)
-    (tags + count).initialize(to: tag)
-    count += 1
+    if end == capacity { reallocate(capacity: count * 2 > capacity ? capacity * 2 : capacity) }
+    (items + end).initialize(to: item)
+    (tags + end).initialize(to: tag)
+    end += 1
   }
 
   /// Replaces the newest item and tag (the buffer is not empty), returning the item replaced,
   /// for the caller to release after unlocking.
   mutating func replaceLast(_ item: consuming Item, _ tag: consuming Tag) -> Item {
-    let last = count - 1
+    let last = end - 1
     let replaced = (items + last).move()
     (items + last).initialize(to: item)
     (tags + last).pointee = tag
@@ -49,39 +57,27 @@ struct LaneBuffer<Item, Tag> {
   }
 
   /// The newest tag; the buffer is not empty.
-  var lastTag: Tag { tags[count - 1] }
+  var lastTag: Tag { tags[end - 1] }
 
-  /// Moves every element of `other` to the end of this buffer, leaving `other` empty.
-  mutating func append(movingFrom other: inout LaneBuffer) {
-    if count + other.count > capacity {
-      reallocate(capacity: Swift.max(capacity * 2, count + other.count))
+  /// Releases the oldest `removed` elements.
+  mutating func removeFirst(_ removed: Int) {
+    (items + start).deinitialize(count: removed)
+    (tags + start).deinitialize(count: removed)
+    start += removed
+    if start == end {
+      start = 0
+      end = 0
     }
-    (items + count).moveInitialize(from: other.items, count: other.count)
-    (tags + count).moveInitialize(from: other.tags, count: other.count)
-    count += other.count
-    other.count = 0
-  }
-
-  /// Releases the first `delivered` elements and moves the rest to the front.
-  mutating func removeFirst(_ delivered: Int) {
-    items.deinitialize(count: delivered)
-    tags.deinitialize(count: delivered)
-    let rest = count - delivered
-    items.moveInitialize(from: items + delivered, count: rest)
-    tags.moveInitialize(from: tags + delivered, count: rest)
-    count = rest
   }
 
   /// Releases every element.
   mutating func removeAll() {
-    items.deinitialize(count: count)
-    tags.deinitialize(count: count)
-    count = 0
+    removeFirst(count)
   }
 
   /// Gives an empty buffer grown by a burst a small capacity again.
   mutating func shrink(toAtMost limit: Int, keeping kept: Int) {
-    guard count == 0, capacity > limit else { return }
+    guard isEmpty, capacity > limit else { return }
     reallocate(capacity: kept)
   }
 
@@ -91,15 +87,18 @@ struct LaneBuffer<Item, Tag> {
     tags.deallocate()
   }
 
+  /// Moves the elements to the front of new memory of `newCapacity` (at least `count`).
   private mutating func reallocate(capacity newCapacity: Int) {
     let newItems = UnsafeMutablePointer<Item>.allocate(capacity: newCapacity)
     let newTags = UnsafeMutablePointer<Tag>.allocate(capacity: newCapacity)
-    newItems.moveInitialize(from: items, count: count)
-    newTags.moveInitialize(from: tags, count: count)
+    newItems.moveInitialize(from: items + start, count: count)
+    newTags.moveInitialize(from: tags + start, count: count)
     items.deallocate()
     tags.deallocate()
     items = newItems
     tags = newTags
+    end = count
+    start = 0
     capacity = newCapacity
   }
 }

@@ -56,12 +56,13 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
   /// The waiting items and their tags, oldest first.
   @exclusivity(unchecked) private var items = LaneBuffer<Item, Tag>(capacity: 16)
   /// The batch being delivered, taken from `items` in one step; between batches, an empty
-  /// buffer kept for the next one, so that a steady producer does not reallocate. Used by the
-  /// thread that holds the lane's delivery (`isDraining`), and swapped with `items` under the
-  /// lock.
+  /// buffer kept for the next one, so that a steady producer does not reallocate, or what a
+  /// turn that ran out of frame budget left of its batch, which goes before `items`. Used by
+  /// the thread that holds the lane's delivery (`isDraining`), and swapped with `items` under
+  /// the lock.
   @exclusivity(unchecked) private var spare = LaneBuffer<Item, Tag>(capacity: 16)
-  /// How many items wait: kept apart from `items` so that the inline fast path touches no
-  /// generic storage.
+  /// How many items wait, in `items` and left in `spare`: kept apart from them so that the
+  /// inline fast path touches no generic storage.
   @exclusivity(unchecked) private var waitingCount = 0
   /// Set while a main-queue turn is scheduled for the lane.
   @exclusivity(unchecked) private var isScheduled = false
@@ -147,7 +148,7 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
     replaced: inout Item?
   ) -> Bool {
     lock.lock()
-    if waitingCount > 0, merging(items.lastTag, tag) {
+    if !items.isEmpty, merging(items.lastTag, tag) {
       replaced = items.replaceLast(item, tag)
       lock.unlock()
       return false
@@ -271,11 +272,12 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
     let start = isBudgeted ? DispatchTime.now().uptimeNanoseconds : 0
     lock.lock()
     while true {
-      // The batch goes to `spare`, which only this thread uses until it gives the lane back.
-      swap(&items, &spare)
-      waitingCount = 0
-      lock.unlock()
+      // The batch goes to `spare`, which only this thread uses until it gives the lane back,
+      // unless `spare` still holds what a turn left, which goes first.
+      if spare.isEmpty { swap(&items, &spare) }
       let count = spare.count
+      waitingCount -= count
+      lock.unlock()
       var delivered = 0
       if let deliver = deliverer() {
         // Lent to `deliver` in place, not copied.
@@ -296,11 +298,8 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
       spare.removeFirst(delivered)
       lock.lock()
       if !spare.isEmpty {
-        // Out of budget: the rest goes first in the next turn.
+        // Out of budget: the rest stays in `spare` and goes first in the next turn.
         waitingCount += spare.count
-        spare.append(movingFrom: &items)
-        swap(&items, &spare)
-        spare.shrink(toAtMost: Self.retainedCapacity, keeping: 16)
         isDraining = false
         let delay = isScheduled ? nil : markTurnScheduled()
         lock.unlock()
