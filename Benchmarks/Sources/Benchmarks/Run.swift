@@ -376,11 +376,12 @@ func profile(_ values: [String]) -> Int32 {
     let result = mainQueueDelivery(
       count: iterations, repetitions: 5, only: values[1] == "all" ? nil : values[1])
     for (column, value) in result.nanosecondsPerSet.sorted(by: { $0.key < $1.key }) {
-      let hops = (result.hops[column] ?? .nan) / Double(iterations)
+      let hops = Int(result.hops[column] ?? 0)
+      let perSet = format(Double(hops) / Double(iterations), fractionDigits: 4)
       let delivered = Int(result.delivered[column] ?? 0)
       print(
-        "\(column): \(format(value, fractionDigits: 1)) ns per set, "
-          + "\(format(hops, fractionDigits: 3)) hops per set, \(delivered) delivered")
+        "\(column): \(format(value, fractionDigits: 1)) ns per set, \(hops) hops (\(perSet) "
+          + "per set), \(delivered) delivered")
     }
     return failures.isEmpty ? 0 : 1
   }
