@@ -27,7 +27,10 @@
 /// still waiting there; otherwise it is queued with `DispatchQueue.main.async`. One main-queue
 /// turn delivers every waiting value, also those that arrive while it runs, for up to about
 /// 8 ms; then it yields the main queue and a later turn goes on, so a fast producer costs one
-/// hop per turn, not one per value. A value set on the main queue never overtakes one queued
+/// hop per turn, not one per value. While values keep coming, a driver's turns start at least
+/// 250 µs apart (1 ms with ``DeliveryPolicy/coalescing``): a value that arrives soon after a
+/// turn waits for the rest of that interval, with the others that arrive meanwhile; a value
+/// after a quiet moment goes at once. A value set on the main queue never overtakes one queued
 /// earlier from a background thread, and a value set from inside a drive callback is delivered
 /// after that callback's value to every subscriber. `drive` itself may be called from any
 /// thread: the replay then reaches the subscriber on the main queue a moment later.
