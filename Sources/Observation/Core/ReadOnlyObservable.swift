@@ -208,13 +208,13 @@ public class ReadOnlyObservable<Value> {
     let handle: MainActorCallTarget?
     if call.pointee.endsByRemoval {
       lock.lock()
-      let loaded = call.pointee.handle
+      let loaded = call.pointee.target.handle
       let isLive = loaded.map { !hasEnded($0) } ?? false
       lock.unlock()
       // Released here, if it is the last reference, outside the lock.
       handle = isLive ? loaded : nil
     } else {
-      handle = call.pointee.handle
+      handle = call.pointee.target.handle
     }
     handle?.runWaiting(UnsafeRawPointer(value), call.pointee.option)
   }

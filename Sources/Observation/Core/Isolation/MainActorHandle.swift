@@ -59,8 +59,8 @@ class MainActorHandle<Value>: MainActorCallTarget, RegistrationRemoving {
   @inline(never)
   private func dispatchThroughLane(_ value: Value, _ option: ObservableOptions) {
     if lane.deliverInlineIfIdle({ run(value, option) }) { return }
-    let call = MainActorCall(handle: self, option: option, endsByRemoval: endsByRemoval)
-    if lane.submit(value, tag: call) {
+    let call = MainActorCall(target: reference, option: option, endsByRemoval: endsByRemoval)
+    if lane.submit(value, tag: consume call) {
       // A round on the main queue: its call, and the backlog before it, go out before it ends.
       lane.drain(withinFrameBudget: false)
     }
@@ -110,7 +110,11 @@ final class RemovableMainActorHandle<Value>: MainActorHandle<Value> {
 /// item): the lane's tag. Not generic, so that queueing and delivering it costs no metadata
 /// look-up in the unspecialized code of the lane and the observable.
 struct MainActorCall {
-  weak var handle: MainActorCallTarget?
+  /// Holds the handle weakly. The call holds this reference rather than a weak reference of its
+  /// own: creating, copying and destroying a weak reference each cost atomic operations on the
+  /// handle's side table, on both threads, where a strong reference to an object that nothing
+  /// references weakly costs one.
+  let target: MainActorCallTarget.Reference
   let option: ObservableOptions
   /// The handle's ``MainActorCallTarget/endsByRemoval``, known without loading the handle:
   /// such a call loads it under the observable's lock (see
@@ -121,12 +125,20 @@ struct MainActorCall {
 /// What a waiting main-actor call runs: a ``MainActorHandle`` seen without its value type, so
 /// that ``MainActorCall`` need not be generic.
 class MainActorCallTarget {
+  /// The handle, held weakly: what waiting calls hold, one per handle.
+  final class Reference {
+    weak var handle: MainActorCallTarget?
+  }
+
   /// Whether a removal can end this handle's registration while its calls wait (see
   /// ``isEnded(by:)``): when not, a waiting call need not ask the observable.
   final let endsByRemoval: Bool
+  /// This handle, held weakly, for its waiting calls.
+  final let reference = Reference()
 
   init(endsByRemoval: Bool) {
     self.endsByRemoval = endsByRemoval
+    reference.handle = self
   }
 
   /// Whether one of `removals` (each ending the registrations made before `before`) ends this
