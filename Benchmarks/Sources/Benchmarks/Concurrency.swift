@@ -2,17 +2,27 @@ import Dispatch
 import OpenCombine
 import PropertyObservation
 
-/// Two threads setting the same value concurrently, each `iterations` times, with `count`
+/// `threads` threads setting the same value concurrently, each `iterations` times, with `count`
 /// observers. The floor holds a mutex across each round; the library lets the thread already
 /// delivering run the other thread's rounds; OpenCombine serializes per subscription.
 ///
 /// The unit is one delivered notification.
-func concurrencyContenders(observers count: Int) -> [Contender] {
+func concurrencyContenders(threads: Int = 2, observers count: Int) -> [Contender] {
   var contenders: [Contender] = []
-  let calls = 2 * count
+  let calls = threads * count
 
-  func onTwoThreads(_ body: @Sendable (Int) -> Void) {
-    DispatchQueue.concurrentPerform(iterations: 2, execute: body)
+  func onThreads(_ body: @escaping @Sendable (Int) -> Void) {
+    guard threads > 2 else {
+      DispatchQueue.concurrentPerform(iterations: threads, execute: body)
+      return
+    }
+    // `concurrentPerform` runs no more iterations at once than there are cores; a serial queue
+    // of its own gives each setter a thread.
+    let group = DispatchGroup()
+    for index in 0..<threads {
+      DispatchQueue(label: "setter \(index)").async(group: group) { body(index) }
+    }
+    group.wait()
   }
 
   do {
@@ -29,7 +39,7 @@ func concurrencyContenders(observers count: Int) -> [Contender] {
         Column.lockedFloor, unitsPerIteration: calls,
         checksum: { withExtendedLifetime(owners) { accumulators.checksum } }
       ) { iterations in
-        onTwoThreads { _ in
+        onThreads { _ in
           for value in 0..<iterations { locked.set(value) }
         }
       })
@@ -47,7 +57,7 @@ func concurrencyContenders(observers count: Int) -> [Contender] {
         Column.combine, unitsPerIteration: calls,
         checksum: { withExtendedLifetime(cancellables) { accumulators.checksum } }
       ) { iterations in
-        onTwoThreads { _ in
+        onThreads { _ in
           for value in 0..<iterations { shared.send(value) }
         }
       })
@@ -65,7 +75,7 @@ func concurrencyContenders(observers count: Int) -> [Contender] {
         Column.owner, unitsPerIteration: calls,
         checksum: { withExtendedLifetime(owners) { accumulators.checksum } }
       ) { iterations in
-        onTwoThreads { _ in
+        onThreads { _ in
           for value in 0..<iterations { observable.value = value }
         }
       })
@@ -82,7 +92,7 @@ func concurrencyContenders(observers count: Int) -> [Contender] {
         Column.token, unitsPerIteration: calls,
         checksum: { withExtendedLifetime(tokens) { accumulators.checksum } }
       ) { iterations in
-        onTwoThreads { _ in
+        onThreads { _ in
           for value in 0..<iterations { observable.value = value }
         }
       })

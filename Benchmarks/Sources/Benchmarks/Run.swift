@@ -99,6 +99,15 @@ func runBenchmarks(arguments: [String]) -> Int32 {
 
   do {
     var table = Table(
+      title: "Eight threads setting one observable", unit: "ns per delivered notification",
+      columns: [Column.lockedFloor, Column.combine, Column.owner, Column.token])
+    table.add(
+      "N = 10", run("eight threads", concurrencyContenders(threads: 8, observers: 10)))
+    record("eightThreads", table)
+  }
+
+  do {
+    var table = Table(
       title: "Main-thread sets: main-actor vs nonisolated observers",
       unit: "ns per delivered notification",
       columns: [
@@ -320,6 +329,30 @@ func runBenchmarks(arguments: [String]) -> Int32 {
   }
 
   do {
+    let counts = configuration.smoke ? [100, 1_000] : [10_000, 100_000]
+    let columns = counts.map { "\(formatCount($0)) sets" }
+    let ratioColumn = "\(formatCount(counts[1])) / \(formatCount(counts[0]))"
+    var table = Table(
+      title: "Registration churn beside a setter: another thread registers with `.initial` and "
+        + "cancels in a loop", unit: "ns per set (median of 3)", columns: columns + [ratioColumn])
+    let start = now()
+    for (label, onDerived) in [
+      ("churn on `a`, the observable set", false),
+      ("churn on `m = a.map`, inside `a.combineLatest(m)`", true),
+    ] {
+      var values: [String: Double] = [:]
+      for (count, column) in zip(counts, columns) {
+        let samples = (0..<3).map { _ in churnBesideASetter(sets: count, onDerived: onDerived) }
+        values[column] = samples.map(\.nanosecondsPerSet).sorted()[1]
+      }
+      values[ratioColumn] = values[columns[1]]! / values[columns[0]]!
+      table.add(label, values)
+    }
+    progress("churn beside a setter: \(format(Double(now() - start) / 1e9, fractionDigits: 2)) s")
+    record("churnBesideASetter", table)
+  }
+
+  do {
     let start = now()
     record("collections", collectionsTable(smoke: configuration.smoke))
     progress("collections: \(format(Double(now() - start) / 1e9, fractionDigits: 2)) s")
@@ -429,12 +462,30 @@ func profile(_ values: [String]) -> Int32 {
     contenders = reentrancyContenders(observers: 10)
   } else if workload == "chain" {
     contenders = derivedChainContenders()
+  } else if workload == "combine4" {
+    contenders = combineLatestArrayContenders()
+  } else if workload == "flatmap" {
+    contenders = flatMapLatestContenders()
   } else if workload == "keypath" {
     contenders = keyPathBindingContenders()
   } else if workload == "mainthread" {
     contenders = mainThreadContenders(observers: 100)
   } else if workload == "register" {
     contenders = registrationContenders()
+  } else if workload == "churn-beside" {
+    // `churn-beside plain|derived|all SETS`: three runs of each form asked for.
+    for onDerived in [false, true] where values[1] == "all" || (values[1] == "derived") == onDerived
+    {
+      for _ in 0..<3 {
+        let result = churnBesideASetter(sets: iterations, onDerived: onDerived)
+        print(
+          "churn on \(onDerived ? "m" : "a"): \(format(result.nanosecondsPerSet, fractionDigits: 1)) ns per set, \(result.pairs) pairs"
+        )
+      }
+    }
+    return 0
+  } else if workload.hasPrefix("threads-"), let count = Int(workload.dropFirst(8)) {
+    contenders = concurrencyContenders(threads: count, observers: 10)
   } else {
     contenders = []
   }

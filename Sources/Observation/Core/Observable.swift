@@ -29,8 +29,9 @@
 ///   same thread, before the outermost set returns. Every observer sees every change in the order
 ///   the changes were made, and never an older value after a newer one.
 /// - A set made on another thread while a round is running stores the value at once (``value``
-///   returns it), queues the change and waits for its turn to deliver it; a set made inside a
-///   callback never waits (see <doc:Threading>).
+///   returns it), queues the change and waits until it has been delivered, by the delivering
+///   thread within a bounded budget or by the setting thread once its turn comes; a set made
+///   inside a callback never waits (see <doc:Threading>).
 /// - ``ObservableOptions/initial`` is delivered synchronously inside the registering call, with
 ///   the value current at registration, before any change reaches the new observer. Another
 ///   thread delivering meanwhile never waits for that callback: it keeps the rounds it runs for

@@ -25,3 +25,20 @@ extension ReadOnlyObservable {
     setTracer(nil)
   }
 }
+
+extension ReadOnlyObservable {
+  /// Starts or (with `nil`) stops reporting rounds; see ``trace(as:_:)``.
+  final func setTracer(_ newTracer: Tracer?) {
+    let previous: Tracer? = lock.withLock {
+      defer { tracer = newTracer }
+      return tracer
+    }
+    withExtendedLifetime(previous) {}
+  }
+}
+
+/// Where ``ReadOnlyObservable/trace(as:_:)`` sends its reports.
+struct Tracer {
+  let name: String
+  let handler: (RoundTrace) -> Void
+}

@@ -18,8 +18,14 @@
 /// up between two paths of a diamond). Folding only consecutive events would then split the
 /// propagation around them and publish a combination that never existed; instead a
 /// propagation's later events are folded with its first, ahead of the other threads' events in
-/// between, unless one of those came from the same source (moving past it would reorder that
-/// source's values): there the fold stops, and the rest is published on its own.
+/// between. An event is moved forward only while it can be another path of the changes the fold
+/// already holds; the fold stops at the first one that cannot: one whose source also sent one of
+/// the events it would pass (moving past it would reorder that source's values), or one whose
+/// source already has an event in the fold (a later change of that source, which may have been
+/// made after the events it would pass: a set in a callback, or a backlog of another thread's
+/// changes that this thread delivers). The rest of the propagation is published on its own,
+/// after the events it did not pass. (A set in a callback of a source not yet in the fold is
+/// still folded with it, as part of its thread's propagation.)
 ///
 /// A `flatMapLatest` that switches to an observable ranked above it rises above it (see
 /// `DerivedRank`); in the middle of a propagation the observable it switched to may not have
@@ -52,9 +58,12 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
   @exclusivity(unchecked) private var eventCapacity = 2
   @exclusivity(unchecked) private var eventHead = 0
   @exclusivity(unchecked) private var eventCount = 0
-  /// Propagations that have ended (or are being flushed): their events may be published. A
-  /// short list (one entry per thread with events waiting), searched linearly.
-  @exclusivity(unchecked) private var ended: [PropagationTag] = []
+  /// How many events each propagation has in the ring, so that whether one has events left, or
+  /// more than its first run, costs no scan of a backlog.
+  @exclusivity(unchecked) private var eventCounts = PropagationCounts()
+  /// Propagations with events in the ring that have ended (or are being flushed), counted once:
+  /// their events may be published. Behind a propagation that is still running, many may wait.
+  @exclusivity(unchecked) private var ended = PropagationCounts()
   /// Propagations in which the pipeline waits to be recomputed.
   @exclusivity(unchecked) private var scheduled: [PropagationTag] = []
   /// Set while the builder owns the pipeline, and while a recomputation runs (or is held back).
@@ -64,6 +73,9 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
   /// The propagation whose publication is held back (see ``holdBackPublication()``); the
   /// thread flushing it keeps the recomputation role until it runs the pipeline again.
   @exclusivity(unchecked) private var heldBack: PropagationTag?
+  /// The sources of the events the held-back value took from the switch on, for the gathering
+  /// that completes it (see ``gatherEvents(of:folded:)``); only the recomputation touches it.
+  @exclusivity(unchecked) private var heldBackSources: [ObjectIdentifier] = []
   /// Set by ``holdBackPublication()`` during an `apply`; only the recomputation touches it.
   @exclusivity(unchecked) private var mustHoldBack = false
   /// Written once by the builder while it owns the pipeline, read only by recomputations, which
@@ -117,6 +129,7 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
     eventTags[index] = propagation
     eventSources[index] = source
     eventCount += 1
+    eventCounts.increment(propagation)
   }
 
   @inline(never)
@@ -152,6 +165,7 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
 
   /// Moves the oldest event out; the caller checked that there is one.
   private func popEvent() -> Event {
+    eventCounts.decrement(eventTags[eventHead])
     let event = (eventSlots + eventHead).move()
     eventHead = slot(1)
     eventCount -= 1
@@ -159,35 +173,46 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
   }
 
   private func hasEvent(of propagation: PropagationTag) -> Bool {
-    for offset in 0..<eventCount where eventTags[slot(offset)] == propagation { return true }
-    return false
+    eventCounts[propagation] > 0
   }
 
   /// Brings the events of `propagation` that another propagation's events separate from the
-  /// head up behind its first ones, so that one fold takes them: each may pass the events of
-  /// other sources, and the first that would pass an event of its own source stops the
-  /// gathering (that source's values keep their order).
-  private func gatherEvents(of propagation: PropagationTag) {
+  /// head up behind its first ones, so that one fold takes them, in their order. It stops at the
+  /// first one that would pass an event of its own source, or whose source already has an event
+  /// in the fold (see the type's documentation); that one and the rest stay where they are.
+  ///
+  /// - Parameters:
+  ///   - propagation: The propagation about to be folded.
+  ///   - folded: Sources of events the fold has already applied (a held-back value's).
+  private func gatherEvents(of propagation: PropagationTag, folded: [ObjectIdentifier] = []) {
     // The common case, one propagation at a time: nothing to move.
     var offset = 0
     while offset < eventCount && eventTags[slot(offset)] == propagation { offset += 1 }
     let firstOther = offset
-    while offset < eventCount && eventTags[slot(offset)] != propagation { offset += 1 }
-    guard offset < eventCount else { return }
+    let later = eventCounts[propagation] - firstOther
+    guard later > 0 else { return }
+    var folded = folded
+    for index in 0..<firstOther where !folded.contains(eventSources[slot(index)]) {
+      folded.append(eventSources[slot(index)])
+    }
     var passed: [ObjectIdentifier] = []
-    var gathered = [Bool](repeating: false, count: eventCount)
-    for index in 0..<firstOther { gathered[index] = true }
-    for index in firstOther..<eventCount {
+    var isGathered: [Bool] = []
+    var found = 0
+    // Up to the last of the propagation's later events, no further.
+    for index in firstOther..<eventCount where found < later {
       let source = eventSources[slot(index)]
       if eventTags[slot(index)] != propagation {
         if !passed.contains(source) { passed.append(source) }
-      } else if passed.contains(source) {
-        break
-      } else {
-        gathered[index] = true
+        continue
       }
+      found += 1
+      if passed.contains(source) || folded.contains(source) { break }
+      folded.append(source)
+      if isGathered.isEmpty { isGathered = Array(repeating: false, count: eventCount) }
+      isGathered[index] = true
     }
-    reorderEvents(capacity: eventCapacity) { gathered[$0] }
+    guard !isGathered.isEmpty else { return }
+    reorderEvents(capacity: eventCapacity) { $0 < firstOther || isGathered[$0] }
   }
 
   // MARK: - Receiving and recomputing
@@ -231,7 +256,7 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
     // What arrived from other threads while the builder registered is published now.
     for offset in 0..<eventCount {
       let propagation = eventTags[slot(offset)]
-      if !ended.contains(propagation) { ended.append(propagation) }
+      if ended[propagation] == 0 { ended.increment(propagation) }
     }
     runLocked(in: nil, holdingBack: false)
   }
@@ -242,7 +267,8 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
     let propagation = context.currentPropagation
     lock.lock()
     if let index = scheduled.firstIndex(of: propagation) { scheduled.removeUnordered(at: index) }
-    if !ended.contains(propagation) { ended.append(propagation) }
+    // A propagation whose events are all published has nothing left to end.
+    if hasEvent(of: propagation) && ended[propagation] == 0 { ended.increment(propagation) }
     if isRecomputing {
       guard heldBack == propagation else {
         lock.unlock()
@@ -277,10 +303,14 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
     var hasHeldValue = holdingBack
     while true {
       let propagation: PropagationTag
+      // The sources this fold takes once a switch has asked to hold its value back (and those
+      // the held-back value took).
+      var switchedSources: [ObjectIdentifier] = []
       if hasHeldValue, let context {
         // A held-back value belongs to the calling thread's propagation.
         propagation = context.currentPropagation
-        gatherEvents(of: propagation)
+        swap(&switchedSources, &heldBackSources)
+        gatherEvents(of: propagation, folded: switchedSources)
       } else if let next = nextPropagationLocked() {
         propagation = next
       } else {
@@ -291,19 +321,20 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
       var hasValue = hasHeldValue
       hasHeldValue = false
       while eventCount > 0 && eventTags[eventHead] == propagation {
+        let source = eventSources[eventHead]
         let event = popEvent()
         lock.unlock()
         if apply(event) { hasValue = true }
         lock.lock()
+        if mustHoldBack && !switchedSources.contains(source) { switchedSources.append(source) }
       }
-      if !hasEvent(of: propagation), let index = ended.firstIndex(of: propagation) {
-        ended.removeUnordered(at: index)
-      }
+      if !hasEvent(of: propagation) { ended.removeAll(of: propagation) }
       if mustHoldBack {
         mustHoldBack = false
         if let context, hasValue, propagation == context.currentPropagation {
           // Keep the role and the value; run again in this flush at the new rank.
           heldBack = propagation
+          heldBackSources = switchedSources
           let mustSchedule = !scheduled.contains(propagation)
           if mustSchedule { scheduled.append(propagation) }
           lock.unlock()
@@ -321,17 +352,18 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
     lock.unlock()
   }
 
-  /// The propagation to fold next, or `nil` when the head's propagation has not ended (its own
-  /// thread folds it, and what follows it, when it ends). Only its consecutive events are
-  /// folded, so another thread's event in between splits a propagation (issue 31, item 4 is
-  /// open: `gatherEvents(of:)` serves only a held-back publication).
+  /// The propagation to fold next, with its later events gathered behind its first (see
+  /// ``gatherEvents(of:)``), or `nil` when the head's propagation has not ended (its own thread
+  /// folds it, and what follows it, when it ends).
   ///
   /// An ended propagation never goes ahead of one that is still running: that one's change was
   /// stored first, so publishing the later one without it would show a state that never
   /// existed.
   private func nextPropagationLocked() -> PropagationTag? {
-    guard eventCount > 0, ended.contains(eventTags[eventHead]) else { return nil }
-    return eventTags[eventHead]
+    guard eventCount > 0, ended[eventTags[eventHead]] > 0 else { return nil }
+    let head = eventTags[eventHead]
+    gatherEvents(of: head)
+    return head
   }
 
   private func publish(_ value: Output) {

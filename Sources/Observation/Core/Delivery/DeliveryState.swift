@@ -11,14 +11,18 @@
 ///   callback of this observable is queued and delivered by the deliverer (its own thread) after
 ///   the current round.
 /// - A set from another thread while a round runs is stored and queued, and the setting thread
-///   waits: when its change reaches the head of the queue the deliverer hands it the role, and it
-///   delivers its own round. No thread delivers an unbounded stream of other threads' changes.
+///   waits until its change has been delivered. When the change reaches the head of the queue
+///   the deliverer delivers it for its setter while its *combining budget* lasts (a number of
+///   rounds and a time since its first round for another thread, whichever ends first; see
+///   ``CombiningBudget``), and hands the setter the role once the budget is spent, so no thread
+///   delivers an unbounded stream of other threads' changes.
 /// - A deliverer never waits: a change queued before one of its own re-entrant changes it
-///   delivers itself (releasing that change's waiting setter), and it hands the role over only
-///   when none of its own is left.
+///   delivers itself, budget or not, and it hands the role over only when none of its own is
+///   left.
 /// - A set made inside a callback (of any observable) while another thread delivers never waits,
-///   since waiting there could close a cycle of waits between threads: its change goes to the
-///   library's delivery queue, which takes the role when it reaches the head.
+///   since waiting there could close a cycle of waits between threads: nobody waits for its
+///   change, which the deliverer delivers within its budget, or else the library's delivery
+///   queue does, taking the role when the change reaches the head.
 /// - A waiting setter that sees no round delivered for a short while (a callback may be waiting
 ///   for that very thread) stops waiting; the deliverer delivers its change.
 /// - Registrations made during a round are queued too, so a round's list never changes under
@@ -35,10 +39,31 @@ struct DeliveryState: Equatable {
     case delivering(ThreadID)
   }
 
-  private(set) var role = Role.idle
+  private(set) var role = Role.idle {
+    didSet { combinedRounds = 0 }
+  }
 
   /// Registrations whose `.initial` still runs on their own thread.
   private(set) var closedGates = 0
+
+  /// How long a deliverer delivers other threads' changes for them before handing the role on.
+  struct CombiningBudget: Equatable {
+    /// At most this many rounds for other threads per turn.
+    var rounds: Int
+    /// And no new one once this long has passed since the first of them.
+    var nanoseconds: UInt64
+
+    /// 64 rounds or 200 µs: long enough that setters on several threads mostly return without a
+    /// hand-over (a thread wake-up costs more than a round of ten observers), short enough that a
+    /// UI thread's set waits far less than a frame for the changes queued before its own (see
+    /// Benchmarks/README.md).
+    static var standard: CombiningBudget { CombiningBudget(rounds: 64, nanoseconds: 200_000) }
+  }
+
+  /// Rounds the deliverer has delivered for other threads since it took the role.
+  private(set) var combinedRounds = 0
+  /// When the first of them was delivered (`DispatchTime` nanoseconds).
+  private var combiningSince: UInt64 = 0
 
   // MARK: - Events
 
@@ -62,20 +87,55 @@ struct DeliveryState: Equatable {
     }
   }
 
-  /// The deliverer reached a change that `next` made and is waiting to deliver: the role moves
-  /// to `next` now, even before it wakes up.
-  mutating func handOver(from thread: ThreadID, to next: ThreadID) {
-    requireDeliverer(thread)
-    precondition(next != thread, "A deliverer handed the turn to itself.")
-    role = .delivering(next)
+  enum ChangeAction: Equatable {
+    /// Deliver the change on this thread: its own, one whose setter stopped waiting, or one
+    /// nobody waits for.
+    case deliver
+    /// Deliver the change on this thread for its setter, which waits, then let the setter
+    /// return: the change has been delivered.
+    case deliverFor(ThreadID)
+    /// The role has moved to the change's setter, which waits for it: wake it up.
+    case handOver(to: ThreadID)
+    /// The role has moved to the library's delivery queue: start its job.
+    case handOverToQueue
   }
 
-  /// The deliverer reached a change that nobody waits to deliver (made inside a callback while
-  /// another thread delivered, or left by a setter whose wait timed out): the role moves to the
-  /// library's delivery queue, which adopts it when its job starts.
-  mutating func handOverToQueue(from thread: ThreadID) {
+  /// The deliverer reached a queued change made by `setter` (`nil`: a set inside a callback
+  /// while another thread delivered, which nobody waits for; ``ThreadID/anyDeliverer``: a
+  /// setter that stopped waiting). `onQueue` tells whether the deliverer is the delivery queue's
+  /// job; `ownChangeQueued` whether one of the deliverer's own changes is queued behind; `now`
+  /// the time, read only when the budget is consulted.
+  mutating func reachChange(
+    by setter: ThreadID?,
+    on thread: ThreadID,
+    onQueue: Bool,
+    ownChangeQueued: @autoclosure () -> Bool,
+    now: @autoclosure () -> UInt64,
+    budget: CombiningBudget = .standard
+  ) -> ChangeAction {
     requireDeliverer(thread)
-    role = .delivering(.deliveryQueue)
+    if setter == thread || setter == .anyDeliverer || (setter == nil && onQueue) {
+      return .deliver
+    }
+    if ownChangeQueued() {
+      // The deliverer never waits, so it delivers up to its own change whatever the budget.
+      return setter.map { .deliverFor($0) } ?? .deliver
+    }
+    if combinedRounds < budget.rounds {
+      let time = now()
+      if combinedRounds == 0 { combiningSince = time }
+      if time &- combiningSince < budget.nanoseconds {
+        combinedRounds += 1
+        return setter.map { .deliverFor($0) } ?? .deliver
+      }
+    }
+    guard let setter else {
+      role = .delivering(.deliveryQueue)
+      return .handOverToQueue
+    }
+    precondition(setter != thread, "A deliverer handed the turn to itself.")
+    role = .delivering(setter)
+    return .handOver(to: setter)
   }
 
   /// The delivery queue's job starts on `thread` and takes the role it was handed.

@@ -1,0 +1,184 @@
+import Dispatch
+
+// The deliverer's loop: applies queued work in arrival order (registrations, removals, gated
+// catch-ups) and runs a round for each queued change, until the queue is empty or the role is
+// handed to the setter of the next change (see `DeliveryState`).
+
+extension ReadOnlyObservable {
+  /// Applies queued work in arrival order, running a round for each queued change, until the
+  /// queue is empty; then gives up the deliverer role. Only the deliverer calls this.
+  func drain(onQueue: Bool = false) {
+    lock.lock()
+    guard hasPending || hasBoundaryWork || needsCompaction else {
+      endedDuringDelivery.removeAll()
+      state.finish(on: .current)
+      lock.unlock()
+      return
+    }
+    drainQueue(onQueue: onQueue)
+  }
+
+  /// The delivery queue's job: takes the role it was handed and delivers what nobody waits for.
+  func runDeliveryQueueJob() {
+    let context = ObservationContext.current
+    context.beginPropagation()
+    lock.lock()
+    state.adoptQueuedRole(on: .current)
+    lock.unlock()
+    drain(onQueue: true)
+    context.endPropagation()
+  }
+
+  /// The slow half of ``drain()``: entered with the lock held, returns with it released. Kept
+  /// apart because touching the generic queue costs a metadata look-up per call even when the
+  /// code that uses it does not run.
+  @inline(never)
+  private func drainQueue(onQueue: Bool) {
+    let thread = ThreadID.current
+    var released: [Callback] = []
+    while true {
+      state.requireDeliverer(thread)
+      if needsCompaction {
+        // Entries the last round marked (removed in a callback, dead owners) go now, so their
+        // closures, and what those own, are released before the next round, not at the end.
+        // Dropping the marked ones is enough: `compact()` would load every owner's weak
+        // reference again (~50 instructions each), which made churn cost 1.2x the floor.
+        applyDeferredRemovals(released: &released)
+        observers.removeMarked(released: &released)
+        needsCompaction = false
+      }
+      if hasBoundaryWork, let catchUp = boundaryWork(released: &released) {
+        lock.unlock()
+        releaseOutsideLock(&released)
+        catchUp.deliver()
+        lock.lock()
+        continue
+      }
+      guard let event = pending.first else {
+        guard released.isEmpty && !needsCompaction else {
+          // Let go of removed closures while still holding the role: the registrations they
+          // own (a token in a closure) end before any later round can start.
+          lock.unlock()
+          releaseOutsideLock(&released)
+          lock.lock()
+          continue
+        }
+        break
+      }
+      var deliveredFor: TurnWaiter?
+      if case .change(_, _, let setter) = event {
+        // Who delivers the change is the state's decision (its own, one for a waiting setter
+        // within the combining budget, or a hand-over); the queue scan and the clock are read
+        // only when it asks.
+        switch state.reachChange(
+          by: setter, on: thread, onQueue: onQueue,
+          ownChangeQueued: pending.contains { Self.isChange($0, by: thread) },
+          now: DispatchTime.now().uptimeNanoseconds)
+        {
+        case .deliver: break
+        case .deliverFor(let setter):
+          // This set's waiter: should it time out while the round runs, the next set of its
+          // thread waits with a new one, which this round must not release.
+          deliveredFor = waiters.first { $0.thread == setter }
+        case .handOver(let setter):
+          handOver(to: setter, released: &released)
+          return
+        case .handOverToQueue:
+          handOver(to: nil, released: &released)
+          return
+        }
+      }
+      didDequeue(pending.popFirst().unsafelyUnwrapped)
+      switch event {
+      case .change(let oldValue, let newValue, _):
+        held?.backlog.append((oldValue, newValue))
+        let tracer = tracer
+        let lanes = hasMainActorLanes ? mainActorLanes : nil
+        lock.unlock()
+        releaseOutsideLock(&released)
+        deliverRound(old: oldValue, new: newValue, tracer: tracer, lanes: lanes)
+        lock.lock()
+        progress &+= 1
+        if let deliveredFor, let index = waiters.firstIndex(where: { $0 === deliveredFor }) {
+          // Its setter may return: its change has been delivered. A parked one is woken after
+          // unlocking, so that it does not wake up only to wait for the lock.
+          let waiter = waiters.remove(at: index)
+          if waiter.markDelivered() {
+            lock.unlock()
+            waiter.semaphore.signal()
+            lock.lock()
+          }
+        }
+      case .add, .gated, .cancelled:
+        if let gate = heldGate(for: event) {
+          // Behind a closed gate: held, with the rounds from here on kept for it, so that its
+          // place in the order is kept.
+          if held == nil { held = HeldRegistrations() }
+          held.unsafelyUnwrapped.hold(gate)
+          hasHeldRegistrations = true
+          hasBoundaryWork = true
+        } else {
+          _ = apply(event, released: &released)
+        }
+      }
+    }
+    hasPending = false
+    #if DEBUG
+      observers._checkInvariants()
+    #endif
+    endedDuringDelivery.removeAll()
+    state.finish(on: thread)
+    lock.unlock()
+  }
+
+  /// Applies a queued registration, lock held: adds its entry to the list, or releases the
+  /// closure of a cancelled one. Returns `false`, applying nothing, for a gate that is still
+  /// closed (its `.initial` runs on another thread).
+  func apply(_ event: PendingEvent, released: inout [Callback]) -> Bool {
+    switch event {
+    case .add(let entry):
+      observers.append(entry, released: &released)
+    case .gated(let gate):
+      guard gate.isOpen else { return false }
+      if !gate.entry.isRemoved {
+        observers.append(gate.entry, released: &released)
+      } else {
+        released.append(gate.takeCallback(leaving: observers.vacantCallback))
+      }
+    case .cancelled:
+      break
+    case .change:
+      preconditionFailure("A change is not a registration.")
+    }
+    return true
+  }
+
+  /// Applies the removals other threads made during the current round, lock held. All of them
+  /// are marked before anything compacts: compaction writes into the tokens of the entries it
+  /// moves, and a token whose removal is pending may already be gone.
+  func applyDeferredRemovals(released: inout [Callback]) {
+    guard !deferredRemovals.isEmpty else { return }
+    for selection in deferredRemovals {
+      observers.remove(selection, released: &released, taking: true, compacting: false)
+    }
+    deferredRemovals.removeAll()
+    observers.removeMarkedIfWorthIt(released: &released)
+  }
+
+  /// Forgets a queued registration that left the queue without being cancelled.
+  func didDequeue(_ event: PendingEvent) {
+    guard let entry = event.registration else { return }
+    queuedRegistrationCount -= 1
+    if entry.kindBits >= Entry.handleKind { queuedRegistrations[entry.identity] = nil }
+  }
+
+  func enqueue(_ event: PendingEvent) {
+    pending.append(event)
+    hasPending = true
+  }
+
+  @inline(never)
+  func enqueueChange(old oldValue: Value, new newValue: Value, setter: ThreadID?) {
+    enqueue(.change(old: oldValue, new: newValue, setter: setter))
+  }
+}

@@ -1,0 +1,125 @@
+// Registrations with `.initial` made while another thread delivers: they are gated until their
+// `.initial` returns, and catch up on the rounds they missed before joining the list, so they
+// see every change after their registration, in order, before any later round.
+
+extension ReadOnlyObservable {
+  /// Called by the registering thread once `.initial` has returned.
+  func openGate(_ gate: RegistrationGate<Value>) {
+    lock.lock()
+    gate.isOpen = true
+    let missedRounds = held.map { $0.isReady && !$0.backlog.isEmpty } ?? false
+    switch state.openGate(on: .current, missedRounds: missedRounds) {
+    case .leaveToDeliverer:
+      hasBoundaryWork = true
+      lock.unlock()
+    case .applyRegistrations:
+      // Nothing runs: what is queued behind this gate, and held registrations that missed no
+      // round, join the list now, in order, up to the next closed gate.
+      var released: [Callback] = []
+      if let segment = held, segment.isReady {
+        held = nil
+        hasHeldRegistrations = catchingUp != nil
+        hasBoundaryWork = false
+        for gate in segment.gates { join(gate, released: &released) }
+      }
+      if held == nil {
+        while let event = pending.first, apply(event, released: &released) {
+          didDequeue(pending.popFirst().unsafelyUnwrapped)
+        }
+        hasPending = !pending.isEmpty
+      }
+      lock.unlock()
+      releaseOutsideLock(&released)
+    case .catchUp:
+      hasBoundaryWork = true
+      lock.unlock()
+      drain()
+    }
+  }
+
+  /// Adds a held registration's entry to the list, or releases the closure of a cancelled one;
+  /// lock held.
+  func join(_ gate: RegistrationGate<Value>, released: inout [Callback]) {
+    if !gate.isCancelled && gate.entry.isLive {
+      observers.append(gate.entry, released: &released)
+    } else {
+      released.append(gate.takeCallback(leaving: observers.vacantCallback))
+    }
+  }
+
+  /// What the deliverer does between rounds, lock held: applies removals from other threads and
+  /// returns the held registrations to catch up, once every gate among them is open (delivered
+  /// after unlocking).
+  func boundaryWork(released: inout [Callback]) -> CatchUp? {
+    applyDeferredRemovals(released: &released)
+    guard let segment = held else {
+      hasBoundaryWork = false
+      return nil
+    }
+    // A closed gate keeps the flag up: every round must be kept for it.
+    guard segment.isReady else { return nil }
+    held = nil
+    catchingUp = segment
+    hasBoundaryWork = false
+    return CatchUp(segment: segment, observable: self)
+  }
+
+  /// For a queued registration the deliverer reaches, the gate that holds it back: its own gate
+  /// if still closed, or a new open one when registrations are already held (it must come after
+  /// them); `nil` when it may join the list now. Lock held.
+  func heldGate(for event: PendingEvent) -> RegistrationGate<Value>? {
+    switch event {
+    case .gated(let gate) where !gate.isOpen || held != nil: return gate
+    case .add(let entry) where held != nil: return RegistrationGate(entry: entry, isOpen: true)
+    default: return nil
+    }
+  }
+
+  /// Delivers the rounds held registrations missed, round by round and in registration order
+  /// within a round (each from the round after its registration), then adds them to the list.
+  struct CatchUp {
+    let segment: HeldRegistrations<Value>
+    let observable: ReadOnlyObservable<Value>
+
+    func deliver() {
+      // Only the deliverer touches a ready segment, so its backlog is stable here. A removal may
+      // cancel a gate meanwhile: from another thread, or from an entry's own `.old` callback,
+      // after which its `.new` must not run.
+      for (round, (oldValue, newValue)) in segment.backlog.enumerated() {
+        for gate in segment.gates where gate.firstRound <= round {
+          call(gate, oldValue, .old, bit: Entry.oldBit)
+        }
+        for gate in segment.gates where gate.firstRound <= round {
+          call(gate, newValue, .new, bit: Entry.newBit)
+        }
+      }
+      observable.lock.lock()
+      var released: [Callback] = []
+      // Removals that arrived during the catch-up come first (the append may compact).
+      observable.applyDeferredRemovals(released: &released)
+      for gate in segment.gates { observable.join(gate, released: &released) }
+      observable.catchingUp = nil
+      observable.hasHeldRegistrations = observable.held != nil
+      observable.lock.unlock()
+      releaseOutsideLock(&released)
+    }
+
+    private func call(
+      _ gate: RegistrationGate<Value>, _ value: Value, _ option: ObservableOptions, bit: UInt
+    ) {
+      // A copy, read under the lock: it keeps the closure alive for this call even if a removal
+      // releases the gate's own reference meanwhile.
+      let entry = observable.lock.withLock { gate.entry }
+      // A cancelled gate's entry is marked removed: it wants nothing.
+      guard entry.wants(bit) else { return }
+      if entry.isMainActorToken {
+        ReadOnlyObservable.callThroughHandle(entry.owner, value, option)
+      } else if entry.isToken {
+        entry.callback(value, option)
+      } else if let owner = entry.owner {
+        entry.callback(value, option)
+        keepAlive(owner)
+      }
+    }
+  }
+}

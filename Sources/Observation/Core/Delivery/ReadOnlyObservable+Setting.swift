@@ -1,0 +1,219 @@
+// Storing a value and starting its round: plain sets, the single-registration shortcut of a
+// derived chain (`feed`), compare-and-set updates, and transactions. Which thread delivers is
+// decided by `DeliveryState`; the rules are in the Threading and Ordering contract articles.
+
+extension ReadOnlyObservable {
+  /// Stores `newValue` and notifies, following the ordering rules on ``Observable``.
+  final func send(_ newValue: Value) {
+    store(newValue, ifVersion: nil)
+  }
+
+  /// Stores a derived observable's new value from inside its source's round (see `DerivedLink`).
+  ///
+  /// Such an observable is set only there, so its changes never re-enter it: while it is idle
+  /// with at most one registration (a chain's next operator, or one binding) that wants only
+  /// `.new`, that registration is called directly, without taking the deliverer role or running
+  /// a round. A registration or
+  /// removal from another thread meanwhile sees the stored value, as it would after a round.
+  /// Anything else (more observers, queued work, a trace, a transaction) takes the full path.
+  final func feed(_ newValue: Value) {
+    ObservationContext.withCurrent(slot: contextSlot) { context in
+      lock.lock()
+      guard FastPaths.areEnabled, !context.isInTransaction, state.role == .idle,
+        observers.count <= 1, tracer == nil, !hasPending, !hasBoundaryWork, !needsCompaction
+      else {
+        lock.unlock()
+        store(newValue, ifVersion: nil, in: context)
+        return
+      }
+      guard observers.count == 1 else {
+        // The replaced value is released after unlocking: its deinit may be user code.
+        let replaced = storage
+        storage = newValue
+        version &+= 1
+        lock.unlock()
+        withExtendedLifetime(replaced) {}
+        return
+      }
+      let entry = observers.base
+      // The one weak load of this call; the strong reference keeps the owner alive for it, and
+      // is let go only after unlocking (the last reference's release runs user code).
+      let owner = entry.pointee.owner
+      // One call only: an entry that wants `.old` takes a full round, whose `.new` pass skips it
+      // if its `.old` callback removed it.
+      guard !entry.pointee.wants(Entry.oldBit), entry.pointee.wants(Entry.newBit),
+        entry.pointee.isToken || owner != nil
+      else {
+        // An entry that wants `.old`, a removed entry, or a dead owner: a full round delivers
+        // it, or prunes it.
+        lock.unlock()
+        keepAlive(owner)
+        store(newValue, ifVersion: nil, in: context)
+        return
+      }
+      let replaced = storage
+      storage = newValue
+      version &+= 1
+      let callback = entry.pointee.callback
+      let isMainActorToken = entry.pointee.isMainActorToken
+      lock.unlock()
+      withExtendedLifetime(replaced) {}
+      context.beginPropagation()
+      defer { context.endPropagation() }
+      // The call is this feed's last act, and so is each enclosing shortcut's: deep in a chain,
+      // leave it to the outermost shortcut of the run, which makes the calls one after another
+      // instead of one inside another. The order of the calls is the same.
+      guard context.chainDepth < Self.chainDepthPerFrame else {
+        // The only allocation of the shortcut, once per `chainDepthPerFrame` levels.
+        context.deferredChainCall = {
+          Self.callShortcut(callback, owner, isMainActorToken: isMainActorToken, newValue)
+        }
+        return
+      }
+      context.chainDepth += 1
+      Self.callShortcut(callback, owner, isMainActorToken: isMainActorToken, newValue)
+      if context.chainDepth == 1 {
+        while let next = context.deferredChainCall {
+          context.deferredChainCall = nil
+          next()
+        }
+      }
+      context.chainDepth -= 1
+    }
+  }
+
+  /// The one call of `feed`'s shortcut: `.new` to the only registration, whose owner (or, for a
+  /// main-actor token, handle) `owner` keeps alive for the call.
+  @inline(__always)
+  private static func callShortcut(
+    _ callback: Callback, _ owner: AnyObject?, isMainActorToken: Bool, _ newValue: Value
+  ) {
+    if isMainActorToken {
+      // `owner` is its handle: no round decided where main-actor callbacks run.
+      callThroughHandle(owner, newValue, .new)
+    } else {
+      callback(newValue, .new)
+    }
+    keepAlive(owner)
+  }
+
+  /// How many shortcut calls of a chain nest on the stack before the rest are made in a loop.
+  private static var chainDepthPerFrame: Int { 32 }
+
+  /// Reads the value, lets `body` modify a copy without the lock (it is user code), and stores
+  /// the result only if no other set happened meanwhile; otherwise it runs `body` again on the
+  /// newer value.
+  final func sendUpdate(_ body: (inout Value) throws -> Void) rethrows {
+    while true {
+      lock.lock()
+      var candidate = storage
+      let seen = version
+      lock.unlock()
+      try body(&candidate)
+      if store(candidate, ifVersion: seen) { return }
+    }
+  }
+
+  /// Stores `newValue` unless `expected` is given and the value changed since; then runs the
+  /// round, or queues it if a round is already running. Inside a transaction the round waits for
+  /// the transaction's end.
+  @discardableResult
+  func store(_ newValue: Value, ifVersion expected: UInt?) -> Bool {
+    ObservationContext.withCurrent(slot: contextSlot) {
+      store(newValue, ifVersion: expected, in: $0)
+    }
+  }
+
+  @inline(__always)
+  @discardableResult
+  func store(
+    _ newValue: Value, ifVersion expected: UInt?, in context: ObservationContext
+  ) -> Bool {
+    lock.lock()
+    if let expected, expected != version {
+      lock.unlock()
+      return false
+    }
+    let oldValue = storage
+    storage = newValue
+    version &+= 1
+    if context.isInTransaction {
+      lock.unlock()
+      context.join(self) { TransactionRecord(observable: self, oldValue: oldValue) }
+      return true
+    }
+    // Inside a callback (of any observable) this thread must not wait for a turn.
+    let isNested = context.propagationDepth > 0 || context.isFlushing
+    // A full round's calls are not the last act of the shortcuts around it: chains below it
+    // start a run of their own.
+    let chainDepth = context.chainDepth
+    context.chainDepth = 0
+    context.beginPropagation()
+    startRound(old: oldValue, new: newValue, isNested: isNested)
+    context.endPropagation()
+    context.chainDepth = chainDepth
+    return true
+  }
+
+  /// Runs a transaction's round for this observable: from the value before the transaction to
+  /// the current one. A transaction that ends inside a callback is nested like a set made there:
+  /// its rounds never wait for a turn.
+  final func commitTransaction(from oldValue: Value) {
+    // The transaction's end opened a propagation of its own around its rounds.
+    let isNested = ObservationContext.withCurrent(slot: contextSlot) { context in
+      context.propagationDepth > 1 || context.isFlushing
+    }
+    lock.lock()
+    startRound(old: oldValue, new: storage, isNested: isNested)
+  }
+
+  /// Entered with the lock held after a change was stored; returns with it released once this
+  /// thread has delivered what it must (see `DeliveryState`).
+  private func startRound(old oldValue: Value, new newValue: Value, isNested: Bool) {
+    let thread = ThreadID.current
+    switch state.set(on: thread) {
+    case .enqueue:
+      enqueueChange(old: oldValue, new: newValue, setter: thread)
+      lock.unlock()
+    case .enqueueAndWait where isNested:
+      // For the delivery queue (see `DeliveryState`): waiting here could close a cycle, however
+      // long the queue is.
+      enqueueChange(old: oldValue, new: newValue, setter: nil)
+      lock.unlock()
+    case .enqueueAndWait:
+      enqueueChange(old: oldValue, new: newValue, setter: thread)
+      let waiter = TurnWaiter(thread: thread)
+      waiters.append(waiter)
+      lock.unlock()
+      if waitForTurn(waiter) { drain() }
+    case .deliver:
+      if hasBoundaryWork || hasPending {
+        // Gated registrations wait for this round too, and registrations queued behind a gate
+        // come before it: let the queue carry it.
+        enqueueChange(old: oldValue, new: newValue, setter: thread)
+        lock.unlock()
+      } else {
+        let tracer = tracer
+        let lanes = hasMainActorLanes ? mainActorLanes : nil
+        lock.unlock()
+        deliverRound(old: oldValue, new: newValue, tracer: tracer, lanes: lanes)
+      }
+      drain()
+    }
+  }
+}
+
+/// A change stored inside a transaction, whose round runs when the transaction ends.
+private final class TransactionRecord<Value>: TransactionParticipant {
+  let observable: ReadOnlyObservable<Value>
+  let oldValue: Value
+
+  init(observable: ReadOnlyObservable<Value>, oldValue: Value) {
+    self.observable = observable
+    self.oldValue = oldValue
+  }
+
+  func commitTransaction() {
+    observable.commitTransaction(from: oldValue)
+  }
+}
