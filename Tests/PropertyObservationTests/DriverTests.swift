@@ -1,3 +1,4 @@
+import Dispatch
 import PropertyObservation
 import TestSupport
 import Testing
@@ -20,6 +21,70 @@ import Testing
     #expect(main.runNext())
     #expect(log.events == [0, 1, 2])
     #expect(!main.runNext())
+    withExtendedLifetime(token) {}
+  }
+
+  @Test func aTurnAlsoDeliversValuesThatArriveWhileItRunsWithoutAnotherHop() {
+    let main = ManualScheduler()
+    let count = Observable(0)
+    let driver = count.asDriver(scheduler: .manual(main))
+    let log = RecordingLog<Int>()
+    let token = driver.drive { value in
+      log.append(value)
+      if value == 1 { count.value = 2 }
+    }
+    count.value = 1
+    #expect(main.pendingCount == 1)
+    #expect(main.runNext())
+    #expect(log.events == [0, 1, 2], "2 arrived during the turn and went out in it")
+    #expect(main.pendingCount == 0)
+    #expect(driver.mainQueueHopCount == 1)
+    withExtendedLifetime(token) {}
+  }
+
+  @Test func aTurnThatSpendsItsFrameBudgetLeavesTheRestInOrderForTheNextTurn() {
+    let main = ManualScheduler()
+    let count = Observable(0)
+    let driver = count.asDriver(scheduler: .manual(main))
+    let log = RecordingLog<Int>()
+    let token = driver.drive { value in
+      log.append(value)
+      guard value == 1 else { return }
+      // Longer than a turn's 8 ms frame budget.
+      let start = DispatchTime.now().uptimeNanoseconds
+      while DispatchTime.now().uptimeNanoseconds - start < 9_000_000 {}
+    }
+    main.runAll()
+    count.value = 1
+    count.value = 2
+    count.value = 3
+    #expect(main.runNext())
+    #expect(log.events == [0, 1], "the turn yielded once its budget was spent")
+    #expect(main.pendingCount == 1, "and scheduled a turn for the rest")
+    count.value = 4
+    main.runAll()
+    #expect(log.events == [0, 1, 2, 3, 4])
+    withExtendedLifetime(token) {}
+  }
+
+  @Test func aCoalescingTurnDeliversOnlyWhatWaitedWhenItStarted() {
+    let main = ManualScheduler()
+    let count = Observable(0)
+    let driver = count.asDriver(policy: .coalescing, scheduler: .manual(main))
+    let log = RecordingLog<Int>()
+    let token = driver.drive { value in
+      log.append(value)
+      if value == 3 { count.value = 4 }
+    }
+    count.value = 1
+    count.value = 2
+    count.value = 3
+    #expect(main.runNext())
+    #expect(log.events == [3], "the initial 0 and 1, 2 merged into 3; 4 waits for the next turn")
+    #expect(main.pendingCount == 1)
+    main.runAll()
+    #expect(log.events == [3, 4])
+    #expect(driver.mainQueueHopCount == 2)
     withExtendedLifetime(token) {}
   }
 

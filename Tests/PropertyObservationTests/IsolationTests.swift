@@ -144,6 +144,25 @@ struct IsolationTests {
   }
 
   @MainActor
+  @Test func aMainActorTurnAlsoDeliversCallsThatArriveWhileItRuns() {
+    let source = Observable(0)
+    var log: [Int] = []
+    let manual = ManualScheduler()
+    let token = MainScheduler.withScheduler(.manual(manual)) {
+      source.observe { value, _ in
+        log.append(value)
+        if value == 1 { source.value = 2 }
+      }
+    }
+    runInBackground { source.value = 1 }.waitUntilFinished("the setter")
+    #expect(manual.pendingCount == 1)
+    #expect(manual.runNext())
+    #expect(log == [1, 2], "the call for 2 arrived during the turn and ran in it")
+    #expect(manual.pendingCount == 0)
+    withExtendedLifetime(token) {}
+  }
+
+  @MainActor
   @Test func aMainActorObserverWhoseTokenIsCancelledGetsNoWaitingCall() async {
     let source = Observable(0)
     var log: [Int] = []

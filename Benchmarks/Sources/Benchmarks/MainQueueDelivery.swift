@@ -44,7 +44,8 @@ struct MainQueueContender {
 ///
 /// The main-actor columns register from `@MainActor` code, so the library delivers on the main
 /// queue itself; their hops are the main-queue turns in which the callback ran (`MainQueueTurns`).
-func mainQueueDelivery(count: Int, repetitions: Int) -> (
+/// `only` names one column to run alone (for a profiler).
+func mainQueueDelivery(count: Int, repetitions: Int, only: String? = nil) -> (
   nanosecondsPerSet: [String: Double], hops: [String: Double], delivered: [String: Double]
 ) {
   let contenders = [
@@ -95,7 +96,7 @@ func mainQueueDelivery(count: Int, repetitions: Int) -> (
   var hopCounts: [String: [Double]] = [:]
   var deliveredCounts: [String: [Double]] = [:]
   for _ in 0..<repetitions {
-    for contender in contenders {
+    for contender in contenders where only == nil || contender.column == only {
       let source = Observable(0)
       let subject = CurrentValueSubject<Int, Never>(0)
       let counter = MainQueueCounter(last: count)

@@ -383,7 +383,8 @@ func runBenchmarks(arguments: [String]) -> Int32 {
 /// `valgrind --tool=callgrind` (WORKLOAD: fanout-N, oldnew-N, churn, reentrant, chain, keypath,
 /// register, mainthread: perf only);
 /// with COLUMN `all` it times every column of the workload as the full run does (and `scale all
-/// N` times the registration-at-scale row at n = N; `contended all N` runs the contended
+/// N` times the registration-at-scale row at n = N; `mainqueue all N` the row of N background
+/// sets delivered to the main queue, `mainqueue COLUMN N` one column of it; `backlog all N` the Driver backlog row with N values; `contended all N` runs the contended
 /// producer N times; `propagation all N` times the propagation scale table's rows at n = N, and
 /// `propagation TEXT N` those whose label contains TEXT).
 func profile(_ values: [String]) -> Int32 {
@@ -401,6 +402,33 @@ func profile(_ values: [String]) -> Int32 {
       print("run \(run): worst main-thread call \(worst) ms")
     }
     return 0
+  }
+  if workload == "mainqueue" {
+    // The row of background sets delivered to the main queue, ITERATIONS sets, as the full run
+    // times it: every column, or COLUMN alone.
+    let result = mainQueueDelivery(
+      count: iterations, repetitions: 5, only: values[1] == "all" ? nil : values[1])
+    for (column, value) in result.nanosecondsPerSet.sorted(by: { $0.key < $1.key }) {
+      let hops = Int(result.hops[column] ?? 0)
+      let perSet = format(Double(hops) / Double(iterations), fractionDigits: 4)
+      let delivered = Int(result.delivered[column] ?? 0)
+      print(
+        "\(column): \(format(value, fractionDigits: 1)) ns per set, \(hops) hops (\(perSet) "
+          + "per set), \(delivered) delivered")
+    }
+    return failures.isEmpty ? 0 : 1
+  }
+  if workload == "backlog" && values[1] == "all" {
+    // The Driver backlog row with ITERATIONS values, three runs as in the full run.
+    for run in 0..<3 {
+      let result = driverBacklog(count: iterations)
+      let gap = format(result.longestHeartbeatGap / 1e6, fractionDigits: 2)
+      let perSet = format(result.nanosecondsPerSet, fractionDigits: 1)
+      print(
+        "run \(run): longest heartbeat gap \(gap) ms, \(result.delivered) delivered, in order "
+          + "\(result.inOrder), \(result.hops) hops, \(perSet) ns per set")
+    }
+    return failures.isEmpty ? 0 : 1
   }
   if workload == "scale" && values[1] == "all" {
     // The registration-at-scale row at n = ITERATIONS, as the full run times it: after a

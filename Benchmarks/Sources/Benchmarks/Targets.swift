@@ -183,6 +183,13 @@ func targetsReport(_ tables: [String: Table]) -> TargetsReport {
       mainQueue.value("main-queue hops", Column.driverCoalescing),
       mainQueue.rows.isEmpty ? nil : mainQueue.value("values delivered", Column.driverEvery),
       atMost: 0.1)
+    for column in [Column.driverEvery, Column.mainActorObserve, Column.mainActorOwner] {
+      report.ratio(
+        "background sets: \(column) / \(Column.mainAsync), ns per set (issue 28)",
+        mainQueue.value("ns per set, until the last value arrived", column),
+        mainQueue.value("ns per set, until the last value arrived", Column.mainAsync),
+        atMost: 0.8)
+    }
   }
   issue11Targets(tables, into: &report)
   issue12Targets(tables, into: &report)

@@ -16,9 +16,11 @@ import Dispatch
 let arguments = Array(CommandLine.arguments.dropFirst())
 if let index = arguments.firstIndex(of: "--profile") {
   let values = Array(arguments[(index + 1)...])
-  if values.first == "mainthread" || values.first == "contended" || values.first == "propagation" {
+  let mainQueueWorkloads: Set = ["mainthread", "contended", "propagation", "mainqueue", "backlog"]
+  if let workload = values.first, mainQueueWorkloads.contains(workload) {
     // Sets on the main queue need the main thread to run it (for perf, not valgrind; the
-    // contended producer sets there too, and the propagation scale table registers there).
+    // contended producer sets there too, the propagation scale table registers there, and the
+    // main-queue and backlog rows deliver there).
     DispatchQueue.global().async { exit(profile(values)) }
     dispatchMain()
   }

@@ -21,7 +21,7 @@
 /// > Important: Values cross from the sending thread to the main queue; use `Sendable` values.
 public struct Binder<Value> {
   private weak var weakTarget: AnyObject?
-  private let lane: MainQueueLane<Value>
+  private let lane: MainQueueLane<Value, UInt64>
 
   /// Creates a binder that calls `binding` with `target` and each value, on the main queue.
   ///

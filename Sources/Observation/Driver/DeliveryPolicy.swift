@@ -12,5 +12,9 @@ public enum DeliveryPolicy: Sendable {
   /// waits replace it. For high-rate background producers such as progress, where only the
   /// newest value matters. Order is still kept: a delivered value is never older than one
   /// delivered before it, and the last value set is always delivered.
+  ///
+  /// On the main queue (``MainScheduler/main``) the driver's turns start at least a millisecond
+  /// apart: while values keep coming faster than that, it delivers about a thousand a second,
+  /// more than any display shows, and a turn that follows a quiet moment starts at once.
   case coalescing
 }

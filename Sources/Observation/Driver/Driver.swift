@@ -24,11 +24,16 @@
 ///
 /// Every callback runs on the main queue (see ``MainScheduler``). A value is delivered at once,
 /// inside the call that set it, when it is set on the main queue and nothing of this driver is
-/// still waiting there; otherwise it is queued with `DispatchQueue.main.async`. A value set on
-/// the main queue never overtakes one queued earlier from a background thread, and a value set
-/// from inside a drive callback is delivered after that callback's value to every subscriber.
-/// `drive` itself may be called from any thread: the replay then reaches the subscriber on the
-/// main queue a moment later.
+/// still waiting there; otherwise it is queued with `DispatchQueue.main.async`. One main-queue
+/// turn delivers every waiting value, also those that arrive while it runs, for up to about
+/// 8 ms; then it yields the main queue and a later turn goes on, so a fast producer costs one
+/// hop per turn, not one per value. While values keep coming, a driver's turns start at least
+/// 250 µs apart (1 ms with ``DeliveryPolicy/coalescing``): a value that arrives soon after a
+/// turn waits for the rest of that interval, with the others that arrive meanwhile; a value
+/// after a quiet moment goes at once. A value set on the main queue never overtakes one queued
+/// earlier from a background thread, and a value set from inside a drive callback is delivered
+/// after that callback's value to every subscriber. `drive` itself may be called from any
+/// thread: the replay then reaches the subscriber on the main queue a moment later.
 ///
 /// ## Sharing and replay
 ///
@@ -53,24 +58,35 @@
 /// > stops its deliveries at once, also deliveries already queued; cancelling it on another
 /// > thread while the main queue is delivering may let that one delivery through.
 public final class Driver<Value> {
-  typealias Subscription = DriveSubscription<Value>
+  typealias Subscription = DriveSubscription
 
-  fileprivate enum Item {
-    /// A change for every subscriber that joined before `sequence`.
-    case broadcast(sequence: UInt64, value: Value)
-    /// The value current when `subscription` joined, for it alone.
-    case replay(Subscription, Value)
-  }
+  /// The tag bit of a lane item that is a replay: the value current when a subscriber joined,
+  /// for it alone (the first of `pendingReplays`). An item without it is a change for every
+  /// subscriber that joined before the sequence number its tag holds.
+  ///
+  /// The lane's items are the values themselves, with their kind in the tag: an enum of the two
+  /// kinds, generic over `Value`, would cost a metadata look-up per value in this unspecialized
+  /// code, on the producer's thread and on the main queue.
+  private static var replayTag: UInt64 { 1 << 63 }
 
   /// Registers the given closure on the source with `.initial` and `.new`; captures the source.
   private let connectUpstream: (@escaping (Value) -> Void) -> ObservationToken
   private let policy: DeliveryPolicy
+  /// Guards the upstream state: the connection, the sequence and the latest value.
   private let lock = Lock()
+  /// Guards the list of subscriptions, their `isActive` flags and `pendingReplays`, which the
+  /// main queue reads once per value: a lock of their own, so that it does not contend with a
+  /// producer for `lock` on every value. Changed with both locks held, `lock` first, so either
+  /// lock suffices to read them.
+  private let listLock = Lock()
   // Set once in `init`, read-only afterwards.
-  private var lane: MainQueueLane<Item>!
+  private var lane: MainQueueLane<Value, UInt64>!
 
-  // Guarded by `lock`.
+  // Guarded by `lock` and `listLock` (see `listLock`).
   @exclusivity(unchecked) private var subscriptions: [Subscription] = []
+  /// The subscribers whose replay waits in the lane, in the lane's order.
+  @exclusivity(unchecked) private var pendingReplays: [Subscription] = []
+  // Guarded by `lock`.
   @exclusivity(unchecked) private var targetOwnedCount = 0
   @exclusivity(unchecked) private var upstream: ObservationToken?
   @exclusivity(unchecked) private var isConnecting = false
@@ -78,7 +94,10 @@ public final class Driver<Value> {
   /// may call it once more when it is removed from another thread) is ignored.
   @exclusivity(unchecked) private var connection: UInt64 = 0
   @exclusivity(unchecked) private var sequence: UInt64 = 0
-  @exclusivity(unchecked) private var latest: Value?
+  /// The latest value, initialized while `hasLatest`: a pointer rather than an optional, whose
+  /// metadata this unspecialized code would look up on every value.
+  private let latest = UnsafeMutablePointer<Value>.allocate(capacity: 1)
+  @exclusivity(unchecked) private var hasLatest = false
   /// The driver itself while target-owned drives exist, since no token holds it then.
   @exclusivity(unchecked) private var keepAlive: Driver<Value>?
 
@@ -91,12 +110,26 @@ public final class Driver<Value> {
     self.connectUpstream = connectUpstream
     // The lane may outlive the driver by a queued turn; it must not keep the driver alive.
     let box = WeakDriver<Value>()
-    self.lane = MainQueueLane(scheduler: scheduler) { box.driver?.deliver($0) }
+    let interval =
+      policy == .coalescing
+      ? MainQueueLane<Value, UInt64>.coalescingTurnIntervalNanoseconds
+      : MainQueueLane<Value, UInt64>.driverTurnIntervalNanoseconds
+    self.lane = MainQueueLane(
+      scheduler: scheduler, latestPerTurn: policy == .coalescing, turnInterval: interval
+    ) {
+      guard let driver = box.driver else { return nil }
+      return { value, tag in driver.deliver(UnsafeRawPointer(value), tag: tag.pointee) }
+    }
     box.driver = self
   }
 
   deinit {
+    // Nothing else can reach the driver now: releasing the latest value runs no user code under
+    // a lock.
+    if hasLatest { latest.deinitialize(count: 1) }
+    latest.deallocate()
     lock.deallocate()
+    listLock.deallocate()
   }
 
   // MARK: - Driving
@@ -122,7 +155,7 @@ public final class Driver<Value> {
     let token = ObservationToken(source: self)
     let scheduler = lane.scheduler
     subscribe(
-      Subscription(tokenIdentity: Self.identity(of: token)) { value in
+      Subscription(tokenIdentity: Self.identity(of: token)) { (value: Value) in
         scheduler.runOnMainActor(onNext, with: value)
       })
     return token
@@ -146,7 +179,7 @@ public final class Driver<Value> {
     _ keyPath: ReferenceWritableKeyPath<Target, Value>
   ) {
     subscribe(
-      Subscription(target: target) { [weak target] value in
+      Subscription(target: target) { [weak target] (value: Value) in
         target?[keyPath: keyPath] = value
       })
   }
@@ -164,7 +197,7 @@ public final class Driver<Value> {
     _ keyPath: ReferenceWritableKeyPath<Target, Value?>
   ) {
     subscribe(
-      Subscription(target: target) { [weak target] value in
+      Subscription(target: target) { [weak target] (value: Value) in
         target?[keyPath: keyPath] = value
       })
   }
@@ -190,7 +223,7 @@ public final class Driver<Value> {
   ) {
     let scheduler = lane.scheduler
     subscribe(
-      Subscription(target: owner) { [weak owner] value in
+      Subscription(target: owner) { [weak owner] (value: Value) in
         guard let owner else { return }
         scheduler.runOnMainActor(handler, with: (owner, value))
       })
@@ -204,7 +237,7 @@ public final class Driver<Value> {
   /// - Parameter binder: The binder to feed; its target owns the drive.
   public func drive(_ binder: Binder<Value>) {
     guard let target = binder.target else { return }
-    subscribe(Subscription(target: target) { value in binder.send(value) })
+    subscribe(Subscription(target: target) { (value: Value) in binder.send(value) })
   }
 
   /// Ends every drive owned by `target` (key-path, owner and binder drives) now.
@@ -220,9 +253,9 @@ public final class Driver<Value> {
   /// How many times this driver has queued work on the main queue (a "hop"), for benchmarks and
   /// diagnostics.
   ///
-  /// Values delivered at once on the main queue, and values that join a turn already queued,
-  /// cost no hop; with ``DeliveryPolicy/coalescing`` a burst of background values costs about
-  /// one hop per main-queue turn.
+  /// Values delivered at once on the main queue, and values that join a turn already queued or
+  /// running, cost no hop; with ``DeliveryPolicy/coalescing`` a burst of background values costs
+  /// one hop per main-queue turn, at most about one per millisecond.
   public var mainQueueHopCount: Int {
     lane.hopCount
   }
@@ -241,7 +274,10 @@ public final class Driver<Value> {
   private func subscribe(_ subscription: Subscription) {
     lock.lock()
     subscription.joined = sequence
+    listLock.lock()
     subscriptions.append(subscription)
+    if hasLatest { pendingReplays.append(subscription) }
+    listLock.unlock()
     if subscription.isTargetOwned {
       targetOwnedCount += 1
       keepAlive = self
@@ -249,8 +285,8 @@ public final class Driver<Value> {
     // Without a latest value the upstream's initial value is still to come; it is broadcast to
     // everyone who joined before it, this subscriber included.
     var drainNow = false
-    if let latest {
-      drainNow = lane.submit(.replay(subscription, latest))
+    if hasLatest {
+      drainNow = lane.submit(latest.pointee, tag: Self.replayTag)
     }
     let mustConnect = upstream == nil && !isConnecting
     if mustConnect { isConnecting = true }
@@ -271,8 +307,9 @@ public final class Driver<Value> {
       lock.lock()
       if subscriptions.isEmpty {
         isConnecting = false
-        latest = nil
+        let dropped = takeLatest()
         lock.unlock()
+        withExtendedLifetime(dropped) {}
         token.cancel()
         return
       }
@@ -285,78 +322,130 @@ public final class Driver<Value> {
       // Everyone left and someone came back while the registration was being made: its
       // callbacks are ignored now, so register again.
       generation = connection
-      latest = nil
+      let dropped = takeLatest()
       lock.unlock()
+      withExtendedLifetime(dropped) {}
       token.cancel()
     }
   }
 
+  /// Lock held: empties `latest`, returning its value for the caller to release after
+  /// unlocking (a value's deinit is user code).
+  private func takeLatest() -> Value? {
+    guard hasLatest else { return nil }
+    hasLatest = false
+    return latest.move()
+  }
+
   /// An upstream change, on the thread that delivers it.
   private func receive(_ value: Value, connection generation: UInt64) {
+    // The value this replaces as the latest ends up here, to be released after unlocking: a
+    // value's deinit is user code.
+    var previous = value
+    // With coalescing, the waiting change this one replaces, likewise.
+    var replaced = value
     lock.lock()
     guard generation == connection else {
       lock.unlock()
       return
     }
     sequence &+= 1
-    // The values this replaces are released after unlocking: a value's deinit is user code.
-    let previous = latest
-    latest = value
-    var replaced: Item?
-    var ended: [Subscription] = []
+    if hasLatest {
+      swap(&previous, &latest.pointee)
+    } else {
+      latest.initialize(to: value)
+      hasLatest = true
+    }
+    let drainNow: Bool
     if targetOwnedCount > 0 {
-      for subscription in subscriptions where subscription.hasLostTarget {
-        ended.append(subscription)
-      }
+      drainNow = submitEndingLostTargets(value, replaced: &replaced)
+    } else {
+      drainNow = !subscriptions.isEmpty && submit(value, replaced: &replaced)
+      lock.unlock()
     }
-    var drainNow = false
-    if subscriptions.count > ended.count {
-      let item = Item.broadcast(sequence: sequence, value: value)
-      switch policy {
-      case .everyValue: drainNow = lane.submit(item)
-      case .coalescing:
-        drainNow = lane.submit(item, merging: Self.isMergeable, replaced: &replaced)
-      }
-    }
-    // Most changes end no subscription; skip building a release for them.
-    let released = ended.isEmpty ? nil : end(ended)
-    lock.unlock()
-    withExtendedLifetime((previous, replaced)) {}
-    if let released { released.finish() }
+    withExtendedLifetime(previous) {}
+    withExtendedLifetime(replaced) {}
     if drainNow { lane.drain() }
   }
 
-  /// Whether a new broadcast replaces the waiting one (coalescing): replays are never merged.
-  private static func isMergeable(_ waiting: Item, _ new: Item) -> Bool {
-    guard case .broadcast = waiting, case .broadcast = new else { return false }
-    return true
+  /// Lock held: queues `value` for the subscribers, by the driver's policy.
+  @inline(__always)
+  private func submit(_ value: Value, replaced: inout Value) -> Bool {
+    switch policy {
+    case .everyValue: lane.submit(value, tag: sequence)
+    case .coalescing: submitMerging(value, replaced: &replaced)
+    }
+  }
+
+  /// ``receive(_:connection:)`` with target-owned drives, lock held: ends those whose target is
+  /// gone, queues `value` for the others, then unlocks and releases what the ended ones held.
+  ///
+  /// Out of line: the release it builds costs metadata look-ups that the common change, which
+  /// has no target-owned drive, should not pay.
+  @inline(never)
+  private func submitEndingLostTargets(_ value: Value, replaced: inout Value) -> Bool {
+    var ended: [Subscription] = []
+    for subscription in subscriptions where subscription.hasLostTarget {
+      ended.append(subscription)
+    }
+    let drainNow = subscriptions.count > ended.count && submit(value, replaced: &replaced)
+    let released = end(ended)
+    lock.unlock()
+    released.finish()
+    return drainNow
+  }
+
+  /// Lock held: queues `value` as the latest change (coalescing), in place of a change that
+  /// still waits, which goes to `replaced` for the caller to release after unlocking.
+  ///
+  /// Out of line: the optional it needs costs a metadata look-up on entry to any function that
+  /// declares one, which the `.everyValue` path should not pay.
+  @inline(never)
+  private func submitMerging(_ value: Value, replaced: inout Value) -> Bool {
+    var waiting: Value?
+    let drainNow = lane.submit(
+      value, tag: sequence, merging: Self.isMergeable, replaced: &waiting)
+    if let waiting { replaced = waiting }
+    return drainNow
+  }
+
+  /// Whether a new change replaces the waiting item (coalescing): replays are never merged.
+  private static func isMergeable(_ waiting: UInt64, _ new: UInt64) -> Bool {
+    waiting & replayTag == 0 && new & replayTag == 0
   }
 
   /// One queued item, on the main queue.
-  private func deliver(_ item: Item) {
-    switch item {
-    case .broadcast(let sequence, let value):
-      // Snapshot under the lock, filter outside it: a background producer contends for this lock
-      // on every value. `joined` never changes once the subscription is in the list.
-      lock.lock()
-      let candidates = subscriptions
-      lock.unlock()
-      for subscription in candidates where subscription.joined < sequence {
-        call(subscription, with: value)
-      }
-    case .replay(let subscription, let value):
+  /// Delivers the value `value` points to, a `Value`, on the main queue: through a pointer, so
+  /// that the list's code is not generic.
+  private func deliver(_ value: UnsafeRawPointer, tag: UInt64) {
+    if tag & Self.replayTag != 0 {
+      listLock.lock()
+      let subscription = pendingReplays.removeFirst()
+      listLock.unlock()
+      call(subscription, with: value)
+      return
+    }
+    // Snapshot under the list's lock, filter outside it. `joined` never changes once the
+    // subscription is in the list.
+    listLock.lock()
+    let candidates = subscriptions
+    listLock.unlock()
+    for subscription in candidates where subscription.joined < tag {
       call(subscription, with: value)
     }
   }
 
-  private func call(_ subscription: Subscription, with value: Value) {
+  private func call(_ subscription: Subscription, with value: UnsafeRawPointer) {
     // Read under the lock: a callback earlier in this turn may have cancelled it.
-    guard lock.withLock({ subscription.isActive }) else { return }
+    listLock.lock()
+    let isActive = subscription.isActive
+    listLock.unlock()
+    guard isActive else { return }
     if subscription.hasLostTarget {
       removeSubscriptions { $0 === subscription }
       return
     }
-    subscription.handler(value)
+    subscription.send(value)
   }
 
   private func removeSubscriptions(where shouldRemove: (Subscription) -> Bool) {
@@ -374,19 +463,22 @@ public final class Driver<Value> {
     // unlocking, never here.
     var released = Released(subscriptions: ended)
     guard !ended.isEmpty else { return released }
+    listLock.lock()
     for subscription in ended where subscription.isActive {
       subscription.isActive = false
       if subscription.isTargetOwned { targetOwnedCount -= 1 }
     }
     subscriptions.removeAll { !$0.isActive }
+    let isEmpty = subscriptions.isEmpty
+    listLock.unlock()
     if targetOwnedCount == 0 {
       released.driver = keepAlive
       keepAlive = nil
     }
-    if subscriptions.isEmpty {
+    if isEmpty {
       released.upstream = upstream
       upstream = nil
-      latest = nil
+      released.latest = takeLatest()
       connection &+= 1
     }
     return released
@@ -398,18 +490,21 @@ public final class Driver<Value> {
     var subscriptions: [Subscription]
     var upstream: ObservationToken?
     var driver: Driver<Value>?
+    var latest: Value?
 
     consuming func finish() {
       Lock.assertNotHeld("A subscription was released")
       upstream?.cancel()
       upstream = nil
       subscriptions = []
+      latest = nil
       driver = nil
     }
   }
 }
 
-// Every mutable property is guarded by `lock`; `lane` is written once, in `init`.
+// Every mutable property is guarded by `lock` or `listLock` as marked; `latest` points to storage
+// guarded by `lock`; `lane` is written once, in `init`.
 extension Driver: @unchecked Sendable where Value: Sendable {}
 
 extension Driver: RegistrationRemoving {

@@ -9,21 +9,22 @@ extension ReadOnlyObservable {
   ///
   /// - Returns: The lane, and the serial of the handle about to be made for it (see
   ///   `endedDuringDelivery`).
-  final func mainActorLane() -> (lane: MainQueueLane<MainActorCall<Value>>, serial: UInt) {
+  final func mainActorLane() -> (lane: MainQueueLane<Value, MainActorCall>, serial: UInt) {
     let scheduler = MainScheduler.current
     lock.lock()
     defer { lock.unlock() }
     let serial = nextHandleSerial
     nextHandleSerial &+= 1
-    for case let lane as MainQueueLane<MainActorCall<Value>> in mainActorLanes
+    for case let lane as MainQueueLane<Value, MainActorCall> in mainActorLanes
     where lane.scheduler.isSame(as: scheduler) {
       return (lane, serial)
     }
-    let lane = MainQueueLane<MainActorCall<Value>>(
+    let lane = MainQueueLane<Value, MainActorCall>(
       scheduler: scheduler,
       deliversBacklogInline: true
-    ) { [weak self] call in
-      self?.runWaitingCall(call)
+    ) { [weak self] in
+      guard let self else { return nil }
+      return { value, call in self.runWaitingCall(value, call) }
     }
     mainActorLanes.append(lane)
     hasMainActorLanes = true
@@ -32,20 +33,30 @@ extension ReadOnlyObservable {
 
   /// Runs a main-actor call that waited in the lane, on the main actor, unless its registration
   /// has ended since it was queued: its closure was released (the call's handle is gone), or a
-  /// removal was made while another thread delivered (``hasEnded(_:)``). The handle is loaded
-  /// under the lock, so a removal and the release that follows it cannot both be missed.
-  final func runWaitingCall(_ call: MainActorCall<Value>) {
-    lock.lock()
-    let handle = call.handle
-    let isLive = handle.map { !hasEnded($0) } ?? false
-    lock.unlock()
-    if isLive, let handle { handle.run(call.value, call.option) }
+  /// removal was made while another thread delivered (``hasEnded(_:)``). For a handle that a
+  /// removal can end, the handle is loaded under the lock, so a removal and the release that
+  /// follows it cannot both be missed; a token's handle is never ended by a removal (cancelling
+  /// releases it), so its calls do not take the lock, which the producer of the values holds
+  /// for part of every set.
+  final func runWaitingCall(_ value: UnsafePointer<Value>, _ call: UnsafePointer<MainActorCall>) {
+    let handle: MainActorCallTarget?
+    if call.pointee.endsByRemoval {
+      lock.lock()
+      let loaded = call.pointee.target.handle
+      let isLive = loaded.map { !hasEnded($0) } ?? false
+      lock.unlock()
+      // Released here, if it is the last reference, outside the lock.
+      handle = isLive ? loaded : nil
+    } else {
+      handle = call.pointee.target.handle
+    }
+    handle?.runWaiting(UnsafeRawPointer(value), call.pointee.option)
   }
 
   /// Whether a removal made during the current delivery selects `key`'s registration, lock held.
   /// Such a registration stays in the list until the deliverer's next round boundary, but its
   /// waiting main-actor calls must not run once the removing call has returned.
-  func hasEnded(_ handle: MainActorHandle<Value>) -> Bool {
+  func hasEnded(_ handle: MainActorCallTarget) -> Bool {
     !endedDuringDelivery.isEmpty && handle.isEnded(by: endedDuringDelivery)
   }
 

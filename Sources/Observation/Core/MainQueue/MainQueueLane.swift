@@ -13,31 +13,69 @@ import Dispatch
 /// main-actor observer's lane, so that a set on the main thread is delivered before it returns).
 /// Either way a value set on the main queue never overtakes one queued earlier.
 ///
-/// A turn delivers only the items queued when it starts, and at most a frame's worth of them
-/// (``frameBudgetNanoseconds``): then it schedules another turn for the rest, so neither a fast
-/// producer nor a backlog of a million values can hold the main queue for longer than a frame.
+/// A scheduled turn delivers every item it finds waiting, including items that arrive while it
+/// delivers, until the lane is empty or a frame's worth of time (``frameBudgetNanoseconds``) has
+/// passed: then it schedules another turn for the rest, so neither a fast producer nor a backlog
+/// of a million values can hold the main queue for longer than a frame, and a producer that
+/// keeps the lane busy costs one hop per frame, not one per value. A lane made with
+/// `latestPerTurn` (a coalescing driver's) instead delivers only what waits when its turn
+/// starts, which merging has reduced to the latest value.
 ///
-/// Thread-safe. ``submit(_:merging:replaced:)`` may be called under the caller's own lock: it
-/// never runs user code or releases an item, it only reports whether the caller must call
-/// ``drain()`` once it has unlocked.
+/// A lane made with a `turnInterval` (a driver's) paces its turns on the main queue: a turn
+/// scheduled less than that interval after the previous one started waits for the rest of it,
+/// and the values that arrive meanwhile join it. A value that follows a quiet moment still
+/// goes at once. A producer that keeps a lane busy thus wakes the main queue once per interval
+/// at most, instead of once each time the main queue catches up with it, which costs the
+/// producer a wake-up and often its processor; for a coalescing driver it bounds the values
+/// delivered. Main-actor lanes are not paced: their calls wait for one main-queue turn, as
+/// the Threading article promises.
+///
+/// The turn takes the waiting items in one step under the lock and delivers them without it, so
+/// a producer and the main queue meet on the lock once per batch, not once per item. Each item
+/// carries a tag of a type that is not generic (a driver's sequence number, a main-actor call's
+/// handle and options): the owners' items would otherwise be a generic enum or struct built
+/// around their value, and in this unspecialized code every use of such a type costs a metadata
+/// look-up, while `Item` and `Tag` come with the lane.
+///
+/// Thread-safe. ``submit(_:tag:)`` and ``submit(_:tag:merging:replaced:)`` may be called under
+/// the caller's own lock: they never run user code or release an item, they only report whether
+/// the caller must call ``drain(withinFrameBudget:)`` once it has unlocked.
 ///
 /// `@unchecked Sendable`: every mutable property is guarded by `lock`, and `deliver` (which may
 /// be a main-actor closure) is only ever called on the scheduler's main queue, one item at a
 /// time, by the thread that holds the lane's delivery (`isDraining`).
-final class MainQueueLane<Item>: @unchecked Sendable {
+final class MainQueueLane<Item, Tag>: @unchecked Sendable {
   let scheduler: MainScheduler
-  private let deliver: (Item) -> Void
+  /// Called once per batch, on the main queue: what delivers the batch's items, or `nil` when
+  /// their receiver is gone (the items are then dropped). Once per batch, so that an owner that
+  /// the lane holds weakly pays its weak load once per batch, not once per item. The items and
+  /// tags are lent to it in place, through pointers valid for the call: a copy of a tag that
+  /// holds a weak reference costs two atomic operations on the referenced object.
+  private let deliverer: () -> ((UnsafePointer<Item>, UnsafePointer<Tag>) -> Void)?
   private let lock = Lock()
-  @exclusivity(unchecked) private var items = WorkQueue<Item>()
-  /// How many items wait: kept apart from `items` so that the inline fast path touches no
-  /// generic storage (each use of it costs a metadata look-up in this unspecialized code).
+  /// The waiting items and their tags, oldest first.
+  @exclusivity(unchecked) private var items = LaneBuffer<Item, Tag>(capacity: 16)
+  /// The batch being delivered, taken from `items` in one step; between batches, an empty
+  /// buffer kept for the next one, so that a steady producer does not reallocate, or what a
+  /// turn that ran out of frame budget left of its batch, which goes before `items`. Used by
+  /// the thread that holds the lane's delivery (`isDraining`), and swapped with `items` under
+  /// the lock.
+  @exclusivity(unchecked) private var spare = LaneBuffer<Item, Tag>(capacity: 16)
+  /// How many items wait, in `items` and left in `spare`: kept apart from them so that the
+  /// inline fast path touches no generic storage.
   @exclusivity(unchecked) private var waitingCount = 0
   /// Set while a main-queue turn is scheduled for the lane.
   @exclusivity(unchecked) private var isScheduled = false
   /// Set while the main queue delivers the lane's items.
   @exclusivity(unchecked) private var isDraining = false
   private let deliversBacklogInline: Bool
+  private let latestPerTurn: Bool
+  /// The least time between the starts of two turns on the main queue, in nanoseconds; 0 when
+  /// the lane is not paced.
+  private let turnInterval: Int64
   @exclusivity(unchecked) private var hops = 0
+  /// When the last scheduled turn started (uptime nanoseconds), for pacing.
+  @exclusivity(unchecked) private var lastTurnStart: UInt64 = 0
   /// Set by ``beginRound()`` when an observable's round runs on the main queue with the lane
   /// idle, until ``endRound()``: the round then calls its main-actor callbacks directly.
   let inlineRound = InlineRound()
@@ -45,22 +83,49 @@ final class MainQueueLane<Item>: @unchecked Sendable {
   /// How long one main-queue turn may deliver before it yields: half a 60 Hz frame.
   static var frameBudgetNanoseconds: UInt64 { 8_000_000 }
 
+  /// The `turnInterval` of a coalescing driver's lane: while values keep coming, it shows at
+  /// most a thousand a second, more than any display refreshes.
+  static var coalescingTurnIntervalNanoseconds: Int64 { 1_000_000 }
+
+  /// The `turnInterval` of a driver's lane that delivers every value: while values keep
+  /// coming, at most four thousand main-queue wake-ups a second, each value waiting at most a
+  /// quarter of a millisecond longer than it would unpaced.
+  static var driverTurnIntervalNanoseconds: Int64 { 250_000 }
+
+  /// The capacity an emptied batch may keep for reuse; a burst beyond it is released.
+  private static var retainedCapacity: Int { 1024 }
+
   /// - Parameters:
   ///   - scheduler: Where items are delivered.
   ///   - deliversBacklogInline: Whether a submission on the main queue delivers a backlog that
   ///     waits for a scheduled turn at once (see the type's discussion).
-  ///   - deliver: Called with each item on the scheduler's main queue, one at a time, in order.
+  ///   - latestPerTurn: Whether a turn delivers only what waits when it starts (see the type's
+  ///     discussion); for lanes whose submissions merge.
+  ///   - turnInterval: The least time between the starts of two turns on the main queue, in
+  ///     nanoseconds (see the type's discussion); 0 for none.
+  ///   - deliverer: Called on the scheduler's main queue once per batch of items; what it
+  ///     returns is called with each item of the batch and its tag, one at a time, in order,
+  ///     through pointers valid for the call. It returns `nil` to drop the batch.
   init(
     scheduler: MainScheduler,
     deliversBacklogInline: Bool = false,
-    deliver: @escaping (Item) -> Void
+    latestPerTurn: Bool = false,
+    turnInterval: Int64 = 0,
+    deliverer: @escaping () -> ((UnsafePointer<Item>, UnsafePointer<Tag>) -> Void)?
   ) {
     self.scheduler = scheduler
     self.deliversBacklogInline = deliversBacklogInline
-    self.deliver = deliver
+    self.latestPerTurn = latestPerTurn
+    self.turnInterval = turnInterval
+    self.deliverer = deliverer
   }
 
   deinit {
+    // Nothing else can reach the lane now: releasing its items runs no user code under a lock.
+    items.removeAll()
+    items.deallocate()
+    spare.removeAll()
+    spare.deallocate()
     lock.deallocate()
   }
 
@@ -69,39 +134,53 @@ final class MainQueueLane<Item>: @unchecked Sendable {
     lock.withLock { hops }
   }
 
-  /// Queues `item`. If `merging` returns `true` for the last waiting item, the item is taken as
-  /// merged into it instead (the coalescing policy), and the item it replaced goes to
-  /// `replaced`, for the caller to release after unlocking.
+  /// Queues `item` with `tag`. If `merging` returns `true` for the tags of the last waiting item
+  /// and of this one, the item is taken as merged into it instead (the coalescing policy), and
+  /// the item it replaced goes to `replaced`, for the caller to release after unlocking.
   ///
   /// - Returns: `true` when the caller is on the main queue and the lane was idle: it must then
-  ///   call ``drain()`` (after releasing its own lock) to deliver the item at once.
+  ///   call ``drain(withinFrameBudget:)`` (after releasing its own lock) to deliver the item at
+  ///   once.
   func submit(
-    _ item: Item,
-    merging: ((Item, Item) -> Bool)? = nil,
+    _ item: consuming Item,
+    tag: consuming Tag,
+    merging: (Tag, Tag) -> Bool,
     replaced: inout Item?
   ) -> Bool {
     lock.lock()
-    defer { lock.unlock() }
-    if let merging, let last = items.last, merging(last, item) {
-      replaced = last
-      items.last = item
+    if !items.isEmpty, merging(items.lastTag, tag) {
+      replaced = items.replaceLast(item, tag)
+      lock.unlock()
       return false
     }
-    items.append(item)
-    waitingCount += 1
-    if isDraining || (isScheduled && !deliversBacklogInline) { return false }
-    if scheduler.isCurrent {
-      isDraining = true
-      return true
-    }
-    if !isScheduled { scheduleTurn() }
-    return false
+    items.append(item, tag)
+    return finishSubmission()
   }
 
-  /// Queues `item`, like ``submit(_:merging:replaced:)`` without merging.
-  func submit(_ item: Item) -> Bool {
-    var none: Item?
-    return submit(item, replaced: &none)
+  /// Queues `item` with `tag`, like ``submit(_:tag:merging:replaced:)`` without merging.
+  func submit(_ item: consuming Item, tag: consuming Tag) -> Bool {
+    lock.lock()
+    items.append(item, tag)
+    return finishSubmission()
+  }
+
+  /// Ends a submission whose item was appended, entered with the lock held: takes the lane for
+  /// the caller on the main queue, or schedules a turn, which is queued after unlocking.
+  private func finishSubmission() -> Bool {
+    waitingCount += 1
+    if isDraining || (isScheduled && !deliversBacklogInline) {
+      lock.unlock()
+      return false
+    }
+    if scheduler.isCurrent {
+      isDraining = true
+      lock.unlock()
+      return true
+    }
+    let delay = isScheduled ? nil : markTurnScheduled()
+    lock.unlock()
+    if let delay { enqueueTurn(after: delay) }
+    return false
   }
 
   /// Runs `body` at once, as the lane's delivery, when the caller is on the main queue and
@@ -109,10 +188,11 @@ final class MainQueueLane<Item>: @unchecked Sendable {
   /// runs on the main thread, without touching the queue. Returns `false` (and runs nothing)
   /// otherwise; the caller then submits the item.
   func deliverInlineIfIdle(_ body: () -> Void) -> Bool {
+    // Asked first, without the lock: the answer depends on the calling thread only, and a
+    // producer on another thread then leaves the lock to `submit`.
+    guard scheduler.isCurrent else { return false }
     lock.lock()
-    guard !isDraining, waitingCount == 0, !(isScheduled && !deliversBacklogInline),
-      scheduler.isCurrent
-    else {
+    guard !isDraining, waitingCount == 0, !(isScheduled && !deliversBacklogInline) else {
       lock.unlock()
       return false
     }
@@ -143,11 +223,14 @@ final class MainQueueLane<Item>: @unchecked Sendable {
   ///
   /// - Returns: Whether the round calls the lane's callbacks inline.
   func beginRound() -> Bool {
+    // Asked first, without the lock, as in `deliverInlineIfIdle`: a round on another thread
+    // does not take the lane's lock here.
+    guard scheduler.isCurrent else { return false }
     lock.lock()
     defer { lock.unlock() }
-    guard !isDraining, waitingCount == 0, !(isScheduled && !deliversBacklogInline),
-      scheduler.isCurrent
-    else { return false }
+    guard !isDraining, waitingCount == 0, !(isScheduled && !deliversBacklogInline) else {
+      return false
+    }
     isDraining = true
     inlineRound.isSet = true
     return true
@@ -163,43 +246,81 @@ final class MainQueueLane<Item>: @unchecked Sendable {
   }
 
   /// Delivers the waiting items; called on the main queue by the thread that took the lane in
-  /// ``submit(_:merging:replaced:)``.
+  /// ``submit(_:tag:merging:replaced:)`` or ``submit(_:tag:)``.
   ///
-  /// It delivers at most the items waiting when it starts (later ones are a later turn's), and
-  /// a scheduled turn also yields the main queue after ``frameBudgetNanoseconds``.
+  /// It delivers the items waiting when it starts (later ones are a scheduled turn's), and it
+  /// yields the main queue after ``frameBudgetNanoseconds``.
   ///
   /// - Parameter withinFrameBudget: `false` for a drain a round on the main queue starts: the
   ///   round's own call is among the items, and a set made on the main thread is delivered to
   ///   main-actor callbacks, after every earlier background change, before it returns.
   func drain(withinFrameBudget: Bool = true) {
-    let start = DispatchTime.now().uptimeNanoseconds
+    drain(withinFrameBudget: withinFrameBudget, isTurn: false)
+  }
+
+  /// Delivers batches of waiting items, the lane taken (`isDraining`), the lock not held.
+  ///
+  /// A turn (`isTurn`) goes on with the items that arrived while it delivered, unless the lane
+  /// is `latestPerTurn`; a drain started by a submission delivers one batch. Either way, what is
+  /// left when the frame budget is spent, or after the last batch, goes to a scheduled turn.
+  private func drain(withinFrameBudget: Bool, isTurn: Bool) {
+    // The lane only drains on its main queue: a submission found it current, or a turn was
+    // queued there. Checked once per drain, so that each delivery need not ask again.
+    if case .main = scheduler.kind { MainActor.assumeIsolated {} }
+    let runsInline = scheduler.runsInline
+    let isBudgeted = withinFrameBudget && !runsInline
+    let start = isBudgeted ? DispatchTime.now().uptimeNanoseconds : 0
     lock.lock()
-    var budget = items.count
     while true {
-      while budget > 0, let item = items.popFirst() {
-        budget -= 1
-        waitingCount -= 1
-        lock.unlock()
-        deliver(item)
-        lock.lock()
-        if withinFrameBudget, !scheduler.runsInline,
-          DispatchTime.now().uptimeNanoseconds &- start > Self.frameBudgetNanoseconds
-        {
-          break
+      // The batch goes to `spare`, which only this thread uses until it gives the lane back,
+      // unless `spare` still holds what a turn left, which goes first.
+      if spare.isEmpty { swap(&items, &spare) }
+      let count = spare.count
+      waitingCount -= count
+      lock.unlock()
+      var delivered = 0
+      if let deliver = deliverer() {
+        // Lent to `deliver` in place, not copied.
+        while delivered < count {
+          let (item, tag) = spare.element(at: delivered)
+          deliver(item, tag)
+          delivered += 1
+          if isBudgeted, delivered < count,
+            DispatchTime.now().uptimeNanoseconds &- start > Self.frameBudgetNanoseconds
+          {
+            break
+          }
         }
+      } else {
+        delivered = count
       }
-      if items.isEmpty {
+      // Released here, without the lock: an item's deinit may be user code.
+      spare.removeFirst(delivered)
+      lock.lock()
+      if !spare.isEmpty {
+        // Out of budget: the rest stays in `spare` and goes first in the next turn.
+        waitingCount += spare.count
+        isDraining = false
+        let delay = isScheduled ? nil : markTurnScheduled()
+        lock.unlock()
+        if let delay { enqueueTurn(after: delay) }
+        return
+      }
+      spare.shrink(toAtMost: Self.retainedCapacity, keeping: 16)
+      if waitingCount == 0 {
         isDraining = false
         lock.unlock()
         return
       }
-      if scheduler.runsInline {
-        budget = items.count
-        continue
-      }
+      let goesOn =
+        runsInline
+        || (isTurn && !latestPerTurn
+          && DispatchTime.now().uptimeNanoseconds &- start <= Self.frameBudgetNanoseconds)
+      if goesOn { continue }
       isDraining = false
-      if !isScheduled { scheduleTurn() }
+      let delay = isScheduled ? nil : markTurnScheduled()
       lock.unlock()
+      if let delay { enqueueTurn(after: delay) }
       return
     }
   }
@@ -209,22 +330,65 @@ final class MainQueueLane<Item>: @unchecked Sendable {
   private func runTurn() {
     lock.lock()
     isScheduled = false
-    guard !isDraining, !items.isEmpty else {
+    if turnInterval > 0 { lastTurnStart = DispatchTime.now().uptimeNanoseconds }
+    guard !isDraining, waitingCount > 0 else {
       lock.unlock()
       return
     }
     isDraining = true
     lock.unlock()
-    drain()
+    drain(withinFrameBudget: true, isTurn: true)
   }
 
-  /// Lock held. Never called for `.immediate`, whose `enqueue` would run the turn right here
-  /// under the lock: on that scheduler the caller is always "on the main queue" and drains
-  /// inline instead.
-  private func scheduleTurn() {
+  /// Lock held: marks a turn scheduled and counts its hop. Returns how long (nanoseconds) the
+  /// turn should wait, for the caller to pass to ``enqueueTurn(after:)`` once it has unlocked:
+  /// a main thread woken while the lane's lock is still held would only block on it.
+  ///
+  /// Never called for `.immediate`: on that scheduler the caller is always "on the main queue"
+  /// and drains inline instead.
+  private func markTurnScheduled() -> Int64 {
     hops += 1
     isScheduled = true
-    scheduler.enqueue { self.runTurn() }
+    guard turnInterval > 0, case .main = scheduler.kind, lastTurnStart != 0 else { return 0 }
+    let elapsed = Int64(bitPattern: DispatchTime.now().uptimeNanoseconds &- lastTurnStart)
+    return max(0, turnInterval - elapsed)
+  }
+
+  /// Queues the turn that ``markTurnScheduled()`` marked, after `delay` nanoseconds; the lock
+  /// not held.
+  private func enqueueTurn(after delay: Int64) {
+    if delay > 0 {
+      scheduler.enqueue(after: MainScheduler.Interval(nanoseconds: delay)) { self.runTurn() }
+    } else {
+      scheduler.enqueue { self.runTurn() }
+    }
+  }
+}
+
+extension MainQueueLane where Tag == UInt64 {
+  /// A lane whose items need no tag.
+  ///
+  /// - Parameters:
+  ///   - scheduler: Where items are delivered.
+  ///   - deliversBacklogInline: Whether a submission on the main queue delivers a backlog that
+  ///     waits for a scheduled turn at once (see the type's discussion).
+  ///   - deliver: Called with each item on the scheduler's main queue, one at a time, in order.
+  convenience init(
+    scheduler: MainScheduler,
+    deliversBacklogInline: Bool = false,
+    deliver: @escaping (Item) -> Void
+  ) {
+    let deliverTagged: (UnsafePointer<Item>, UnsafePointer<UInt64>) -> Void = { item, _ in
+      deliver(item.pointee)
+    }
+    self.init(scheduler: scheduler, deliversBacklogInline: deliversBacklogInline) {
+      deliverTagged
+    }
+  }
+
+  /// Queues `item` with the tag 0, like ``submit(_:tag:)``.
+  func submit(_ item: consuming Item) -> Bool {
+    submit(item, tag: 0)
   }
 }
 

@@ -143,22 +143,20 @@ public struct MainScheduler: Sendable {
     }
   }
 
-  /// Calls main-actor code with `argument`; callers run on this scheduler's main queue.
+  /// Calls main-actor code with `argument`; callers are deliveries of a ``MainQueueLane``, which
+  /// run on this scheduler's main queue.
   ///
-  /// On ``main`` the queue-specific key has proved that we are on the main queue, which is the
-  /// main actor's executor, and `MainActor.assumeIsolated` checks it once more (on Linux that
-  /// check asks libdispatch about the current queue, not the thread, so it holds under Swift
-  /// Testing too). The test schedulers stand in for the main queue without being it: they call
-  /// the closure without the check, as documented on ``immediate`` and ``ManualScheduler``.
+  /// On ``main`` the lane has checked once per drain that it runs on the main queue, which is the
+  /// main actor's executor (with `MainActor.assumeIsolated`, which on Linux asks libdispatch about
+  /// the current queue, not the thread, so it holds under Swift Testing too). The test schedulers
+  /// stand in for the main queue without being it: they call the closure without the check, as
+  /// documented on ``immediate`` and ``ManualScheduler``.
   ///
   /// The closure is called through a nonisolated cast (the standard library's
   /// `assumeIsolated` does the same) rather than inside `assumeIsolated`'s closure, because the
   /// argument, a value that came from another thread through a lane's lock, need not be
   /// `Sendable`; the types document that values should be.
   func runOnMainActor<Argument>(_ body: @MainActor (Argument) -> Void, with argument: Argument) {
-    if case .main = kind {
-      MainActor.assumeIsolated {}
-    }
     withoutActuallyEscaping(body) { escapable in
       unsafeBitCast(escapable, to: ((Argument) -> Void).self)(argument)
     }
