@@ -116,7 +116,8 @@ struct ThreadedModelCheckerTests {
   }
 
   @Test func aCatchUpAfterALaterRoundStartedIsReported() {
-    let registrations = twoRegistrations + [ModelRegistration(options: [.initial, .new], owner: nil)]
+    let registrations =
+      twoRegistrations + [ModelRegistration(options: [.initial, .new], owner: nil)]
     var events = validLog()
     // #2 registers with .initial before round 1 and is in the list before round 1 starts, but
     // gets round 1 only after round 2 started.

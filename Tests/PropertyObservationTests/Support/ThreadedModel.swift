@@ -312,7 +312,9 @@ final class ThreadedModel: Sendable {
         if reaction == .nestedSet && value % 3 == 0 {
           observable.value = log.newNestedValue()
         } else if reaction == .registerToken && value % 5 == 0 {
-          let choices: [ObservableOptions] = [[.new], [.old, .new], [.initial, .new], [.initial, .old]]
+          let choices: [ObservableOptions] = [
+            [.new], [.old, .new], [.initial, .new], [.initial, .old],
+          ]
           addToken(options: choices[value % choices.count], reaction: .none, slowInitial: false)
         }
       }

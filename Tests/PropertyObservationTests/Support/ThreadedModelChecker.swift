@@ -66,7 +66,8 @@ struct ThreadedModelChecker {
   /// Per round, where the first catch-up made while it was the newest round started began.
   private var catchUpStart: [Int] = []
   /// Per round, the catch-up calls made while it was the newest round started.
-  private var catchUps: [[(position: Int, registration: Int, option: ObservableOptionsName, thread: UInt)]] = []
+  private var catchUps:
+    [[(position: Int, registration: Int, option: ObservableOptionsName, thread: UInt)]] = []
   private var records: [Record] = []
   /// The newest round started before each position.
   private var frontierBefore: [Int] = []
@@ -122,8 +123,9 @@ struct ThreadedModelChecker {
     guard problems.isEmpty else { return }
     collect()
     guard problems.isEmpty else { return }
-    var inStep: [[(position: Int, registration: Int, option: ObservableOptionsName, thread: UInt)]] =
-      Array(repeating: [], count: rounds.count)
+    var inStep:
+      [[(position: Int, registration: Int, option: ObservableOptionsName, thread: UInt)]] =
+        Array(repeating: [], count: rounds.count)
     catchUps = Array(repeating: [], count: rounds.count)
     catchUpStart = Array(repeating: .max, count: rounds.count)
     for record in records {
@@ -177,7 +179,9 @@ struct ThreadedModelChecker {
     }
     if pendingOld != nil { fail("storage order: the anchor's last round has no .new") }
     if rounds[rounds.count - 1].new != finalValue {
-      fail("storage order: the anchor's last value \(rounds[rounds.count - 1].new) is not the final \(finalValue)")
+      fail(
+        "storage order: the anchor's last value \(rounds[rounds.count - 1].new) is not the final \(finalValue)"
+      )
     }
     var lastRound: [Int: (round: Int, value: Int)] = [:]
     for event in events {
@@ -301,7 +305,8 @@ struct ThreadedModelChecker {
 
   private mutating func checkRegistration(
     _ registration: Int,
-    inStep: inout [[(position: Int, registration: Int, option: ObservableOptionsName, thread: UInt)]]
+    inStep:
+      inout [[(position: Int, registration: Int, option: ObservableOptionsName, thread: UInt)]]
   ) {
     let record = records[registration]
     let options = registrations[registration].options
@@ -372,7 +377,9 @@ struct ThreadedModelChecker {
     let inStepFrom = frontierBefore[min(readyAt, events.count - 1)] + 2
     // How far the calls must reach.
     if let ending = record.ending {
-      let later = record.calls.filter { $0.position > (ending.strict ? ending.start : ending.end ?? .max) }
+      let later = record.calls.filter {
+        $0.position > (ending.strict ? ending.start : ending.end ?? .max)
+      }
       if ending.strict, let call = later.first {
         fail(
           "\(name) was called \(call.option)(\(call.value)) at log position \(call.position), "
@@ -496,7 +503,8 @@ struct ThreadedModelChecker {
         if laterRegistered < earlierRegistering {
           fail(
             "\(what): \(describe(later.registration)) was called at log position "
-              + "\(later.position), after \(describe(earlier.registration)), which registered later")
+              + "\(later.position), after \(describe(earlier.registration)), which registered later"
+          )
           return
         }
       }
