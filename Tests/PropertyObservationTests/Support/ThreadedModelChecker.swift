@@ -17,12 +17,17 @@ import PropertyObservation
 /// - rounds never interleave: a call of a round older than the newest round started, or an `.old`
 ///   after the round's `.new` pass started, is a catch-up call; a registration's catch-up calls
 ///   come before all its other calls, all while one round is the newest, and a registration is
-///   caught up before the second round after its registering call returned starts;
-/// - within a round, the `.old` pass precedes the `.new` pass, the calls keep registration order
-///   (for registrations whose registering calls did not overlap) and run on one thread;
-/// - a top-level set returns only after its round reached every registration that was due it.
+///   caught up before the second round after its registering call returned starts (a call on
+///   another thread than the one that delivered the round to the anchor is a catch-up call too);
+/// - within a round, the `.old` pass precedes the `.new` pass, and the calls of each pass, like
+///   those of each round of a catch-up, keep registration order (for registrations whose
+///   registering calls did not overlap);
+/// - a top-level set returns only after its round reached every registration that was due it
+///   (unless it took 100 ms or more, after which a waiting setter may leave its change to the
+///   deliverer).
 ///
-/// The result is the list of problems, each naming the first divergent point it found.
+/// Each problem names the registration, the round and the log position of the first divergent
+/// point found (at most 12 problems are kept).
 struct ThreadedModelChecker {
   private struct Call {
     let position: Int
@@ -32,6 +37,14 @@ struct ThreadedModelChecker {
     /// The newest round started before this call.
     let frontier: Int
     let thread: UInt
+  }
+
+  /// A call placed in a round's pass or catch-up, for the order checks.
+  private struct Placed {
+    let position: Int
+    let registration: Int
+    let option: ObservableOptionsName
+    let round: Int
   }
 
   private struct Record {
@@ -50,7 +63,7 @@ struct ThreadedModelChecker {
   private let anchor: Int
   private let finalValue: Int
   private var problems: [String] = []
-  /// Problems of issue 27's open gate case: see `knownIssues` in `problems(events:...)`.
+  /// Problems of the open case described at `problems(events:registrations:anchor:finalValue:)`.
   private var knownIssues: [String] = []
   private let limit = 12
 
@@ -66,8 +79,7 @@ struct ThreadedModelChecker {
   /// Per round, where the first catch-up made while it was the newest round started began.
   private var catchUpStart: [Int] = []
   /// Per round, the catch-up calls made while it was the newest round started.
-  private var catchUps:
-    [[(position: Int, registration: Int, option: ObservableOptionsName, thread: UInt)]] = []
+  private var catchUps: [[Placed]] = []
   private var records: [Record] = []
   /// The newest round started before each position.
   private var frontierBefore: [Int] = []
@@ -123,9 +135,8 @@ struct ThreadedModelChecker {
     guard problems.isEmpty else { return }
     collect()
     guard problems.isEmpty else { return }
-    var inStep:
-      [[(position: Int, registration: Int, option: ObservableOptionsName, thread: UInt)]] =
-        Array(repeating: [], count: rounds.count)
+    var inStep: [[Placed]] =
+      Array(repeating: [], count: rounds.count)
     catchUps = Array(repeating: [], count: rounds.count)
     catchUpStart = Array(repeating: .max, count: rounds.count)
     for record in records {
@@ -306,7 +317,7 @@ struct ThreadedModelChecker {
   private mutating func checkRegistration(
     _ registration: Int,
     inStep:
-      inout [[(position: Int, registration: Int, option: ObservableOptionsName, thread: UInt)]]
+      inout [[Placed]]
   ) {
     let record = records[registration]
     let options = registrations[registration].options
@@ -424,7 +435,10 @@ struct ThreadedModelChecker {
           return
         }
         caughtUpAt = caughtUpAt ?? call.frontier
-        catchUps[call.frontier].append((call.position, registration, call.option, call.thread))
+        catchUps[call.frontier].append(
+          Placed(
+            position: call.position, registration: registration, option: call.option,
+            round: call.round))
         if call.round >= inStepFrom || (start(inStepFrom) < call.position) {
           fail(
             "\(name): \(call.option)(\(call.value)) of round \(call.round) was caught up at log "
@@ -435,7 +449,10 @@ struct ThreadedModelChecker {
         }
       } else {
         inStepSeen = true
-        inStep[call.round].append((call.position, registration, call.option, call.thread))
+        inStep[call.round].append(
+          Placed(
+            position: call.position, registration: registration, option: call.option,
+            round: call.round))
       }
     }
   }
@@ -460,7 +477,7 @@ struct ThreadedModelChecker {
   // MARK: - Per round
 
   private mutating func checkRounds(
-    _ inStep: [[(position: Int, registration: Int, option: ObservableOptionsName, thread: UInt)]]
+    _ inStep: [[Placed]]
   ) {
     for round in 1..<rounds.count {
       let calls = inStep[round]
@@ -478,10 +495,7 @@ struct ThreadedModelChecker {
         checkOrder(calls.filter { $0.option == option }, "round \(round), .\(option) pass")
       }
       // A catch-up delivers each round's calls in registration order too.
-      let caughtUp = Dictionary(grouping: catchUps[round]) { call in
-        "\(records[call.registration].calls.first { $0.position == call.position }?.round ?? 0)"
-          + ".\(call.option)"
-      }
+      let caughtUp = Dictionary(grouping: catchUps[round]) { "\($0.round).\($0.option)" }
       for (key, calls) in caughtUp {
         checkOrder(calls, "the catch-up made during round \(round), round \(key)")
       }
@@ -491,7 +505,7 @@ struct ThreadedModelChecker {
   /// Fails if, among `calls` (in log order), one registration is called after another whose
   /// registering call began after the first one's returned.
   private mutating func checkOrder(
-    _ calls: [(position: Int, registration: Int, option: ObservableOptionsName, thread: UInt)],
+    _ calls: [Placed],
     _ what: String
   ) {
     let sorted = calls.sorted { $0.position < $1.position }
