@@ -438,9 +438,9 @@ extension ThreadedModelTests {
       let findings = await runDiamonds(seed: seed, steps: 300)
       let (problems, splits) = (findings.problems, findings.splits)
       #expect(problems.isEmpty, "seed \(seed): \(problems.joined(separator: "\n"))")
-      // Open, cause not isolated: now and then the pair publishes a's change made on one thread
-      // with the map of the change before it, made on the other thread (the symptom of issue 27
-      // item 1). The same graph and threads outside this test have not shown it yet.
+      // Open, cause not isolated: now and then the pair publishes a change of `a` with the map
+      // of the change before it (the symptom of issue 27 item 1). The same graph and threads
+      // outside this test have not shown it yet.
       withKnownIssue(
         "a.combineLatest(a.map) set from two threads publishes a pair that never existed",
         isIntermittent: true
