@@ -18,6 +18,9 @@ struct DeliveryStateTests {
     /// inside a callback on another thread), likewise; one whose setter stopped waiting.
     case reachOwnChange, reachWaitingChange, reachWaitingChangeBeforeOwn
     case reachUnwaitedChange, reachUnwaitedChangeBeforeOwn, reachAbandonedChange
+    /// A waiting setter that must deliver its change itself (on the main queue, with main-actor
+    /// registrations), with or without one of the deliverer's own queued behind.
+    case reachMainThreadChange, reachMainThreadChangeBeforeOwn
   }
 
   /// A small budget, so that sequences of a few events spend it.
@@ -46,7 +49,8 @@ struct DeliveryStateTests {
       switch event {
       case .finish: deliverer == thread
       case .reachOwnChange, .reachWaitingChange, .reachWaitingChangeBeforeOwn,
-        .reachUnwaitedChange, .reachUnwaitedChangeBeforeOwn, .reachAbandonedChange:
+        .reachUnwaitedChange, .reachUnwaitedChangeBeforeOwn, .reachAbandonedChange,
+        .reachMainThreadChange, .reachMainThreadChangeBeforeOwn:
         deliverer == thread
       case .adoptQueuedRole: deliverer == .deliveryQueue
       case .openGate: gates[thread, default: 0] > 0 && deliverer != thread
@@ -141,7 +145,8 @@ struct DeliveryStateTests {
       state.finish(on: thread)
       reference.deliverer = nil
     case .reachOwnChange, .reachWaitingChange, .reachWaitingChangeBeforeOwn,
-      .reachUnwaitedChange, .reachUnwaitedChangeBeforeOwn, .reachAbandonedChange:
+      .reachUnwaitedChange, .reachUnwaitedChangeBeforeOwn, .reachAbandonedChange,
+      .reachMainThreadChange, .reachMainThreadChangeBeforeOwn:
       reachChange(event, on: thread, state: &state, reference: &reference, context: context)
     case .adoptQueuedRole:
       state.adoptQueuedRole(on: thread)
@@ -158,9 +163,10 @@ struct DeliveryStateTests {
 
   /// The rules for a queued change the deliverer reaches: its own, one left to any deliverer,
   /// and (on the queue's job) one nobody waits for are delivered here; up to one of its own
-  /// queued behind, every change is delivered here, for its setter if one waits; otherwise other
-  /// threads' changes are delivered for them while the budget lasts, and then the role moves to
-  /// the waiting setter, or to the delivery queue when nobody waits.
+  /// queued behind, every change is delivered here, for its setter if one waits; a setter that
+  /// must deliver itself gets the role; otherwise other threads' changes are delivered for them
+  /// while the budget lasts, and then the role moves to the waiting setter, or to the delivery
+  /// queue when nobody waits.
   private static func reachChange(
     _ event: Event,
     on thread: ThreadID,
@@ -172,19 +178,28 @@ struct DeliveryStateTests {
     let setter: ThreadID? =
       switch event {
       case .reachOwnChange: thread
-      case .reachWaitingChange, .reachWaitingChangeBeforeOwn: next
+      case .reachWaitingChange, .reachWaitingChangeBeforeOwn, .reachMainThreadChange,
+        .reachMainThreadChangeBeforeOwn:
+        next
       case .reachAbandonedChange: .anyDeliverer
       default: nil
       }
-    let ownQueued = event == .reachWaitingChangeBeforeOwn || event == .reachUnwaitedChangeBeforeOwn
+    let ownQueued =
+      event == .reachWaitingChangeBeforeOwn || event == .reachUnwaitedChangeBeforeOwn
+      || event == .reachMainThreadChangeBeforeOwn
+    let deliversItself =
+      event == .reachMainThreadChange || event == .reachMainThreadChangeBeforeOwn
     let action = state.reachChange(
       by: setter, on: thread, onQueue: reference.isQueueJob, ownChangeQueued: ownQueued,
-      now: 0, budget: Self.budget)
+      setterDeliversItself: deliversItself, now: 0, budget: Self.budget)
     let expected: DeliveryState.ChangeAction
     if setter == thread || setter == .anyDeliverer || (setter == nil && reference.isQueueJob) {
       expected = .deliver
     } else if ownQueued {
       expected = setter.map { .deliverFor($0) } ?? .deliver
+    } else if let setter, deliversItself {
+      expected = .handOver(to: setter)
+      reference.deliverer = setter
     } else if reference.combined < Self.budget.rounds {
       expected = setter.map { .deliverFor($0) } ?? .deliver
       reference.combined += 1

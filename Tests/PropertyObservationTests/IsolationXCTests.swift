@@ -70,8 +70,10 @@ final class IsolationXCTests: XCTestCase {
 
   func testMainActorCallsFollowTheRoundsWhenTheMainThreadAndABackgroundThreadBothSet() {
     // Main-thread rounds call main-actor observers inline or behind a backlog of background
-    // calls; either way each main-thread set is delivered before it returns, and the main-actor
-    // log ends up in the order of the rounds, which a nonisolated observer records.
+    // calls; either way each main-thread set is delivered before it returns (a background
+    // deliverer hands the main thread the role instead of delivering its change for it), and
+    // the main-actor log ends up in the order of the rounds, which a nonisolated observer
+    // records.
     let source = Observable(0)
     let rounds = RecordingLog<Int>()
     let roundsToken = observeNonisolated(source, into: rounds)
@@ -91,7 +93,9 @@ final class IsolationXCTests: XCTestCase {
     MainActor.assumeIsolated {
       for value in 1001...1100 {
         source.value = value
-        XCTAssertEqual(log.values.last, value, "a main-thread set returned before its delivery")
+        // Its own round came first; within its combining budget the main thread may then
+        // have delivered background changes queued behind it too.
+        XCTAssertTrue(log.values.contains(value), "a main-thread set returned before its delivery")
       }
     }
     wait(for: [everything], timeout: 20)

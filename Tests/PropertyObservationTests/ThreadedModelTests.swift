@@ -167,18 +167,13 @@ struct ThreadedModelTests {
         seed \(seed), \(configuration): \(problems.count) problem(s):
         \(problems.joined(separator: "\n"))
         """)
-      // Open (issue 27): see `gatedRegistrationsWaitForEveryOverlappingInitial`.
-      withKnownIssue(
-        "a registration is held back while another registration's .initial runs",
-        isIntermittent: true
-      ) {
-        #expect(
-          knownIssues.isEmpty,
-          """
-          seed \(seed), \(configuration): \(knownIssues.count) held-back registration(s):
-          \(knownIssues.joined(separator: "\n"))
-          """)
-      }
+      // See `gatedRegistrationsWaitForEveryOverlappingInitial`.
+      #expect(
+        knownIssues.isEmpty,
+        """
+        seed \(seed), \(configuration): \(knownIssues.count) held-back registration(s):
+        \(knownIssues.joined(separator: "\n"))
+        """)
     }
   }
 
@@ -187,10 +182,9 @@ struct ThreadedModelTests {
   /// G1 registers with `.initial` on one thread and is held in `.initial`; 1 is set meanwhile;
   /// G2 registers with `.initial` on another thread and is held there too; 5 is set. Once G1's
   /// registering call has returned, its catch-up (1, 5) is due before any later round, so setting
-  /// 2 must deliver `1, 5, 2` to G1 before it returns. The engine holds G1 back until G2's
-  /// `.initial` has returned too: the set of 2 returns with G1 not called. When `.initial`s from
-  /// several threads overlap one after another, registrations wait as long as the chain lasts
-  /// (hundreds of rounds in the model test), and one cancelled meanwhile is never called.
+  /// 2 must deliver `1, 5, 2` to G1 before it returns. (The engine once held G1 back until G2's
+  /// `.initial` had returned too: when `.initial`s from several threads overlapped one after
+  /// another, registrations waited as long as the chain lasted.)
   @Test func gatedRegistrationsWaitForEveryOverlappingInitial() async {
     let observable = Observable(0)
     let gates = [Gate("G1's .initial"), Gate("G2's .initial")]
@@ -218,9 +212,7 @@ struct ThreadedModelTests {
     gates[1].open()
     await second.finished("G2's registering call")
     observable.value = 3
-    withKnownIssue("a registration is held back while another registration's .initial runs") {
-      #expect(afterSet == ["G1 initial 0", "G2 initial 1", "G1 new 1", "G1 new 5", "G1 new 2"])
-    }
+    #expect(afterSet == ["G1 initial 0", "G2 initial 1", "G1 new 1", "G1 new 5", "G1 new 2"])
     // Once no .initial runs, both are caught up, in order, and in step.
     #expect(
       log.events.filter { $0.hasPrefix("G1") } == [

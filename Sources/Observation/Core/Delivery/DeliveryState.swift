@@ -15,7 +15,9 @@
 ///   the deliverer delivers it for its setter while its *combining budget* lasts (a number of
 ///   rounds and a time since its first round for another thread, whichever ends first; see
 ///   ``CombiningBudget``), and hands the setter the role once the budget is spent, so no thread
-///   delivers an unbounded stream of other threads' changes.
+///   delivers an unbounded stream of other threads' changes. A setter on the main queue of one
+///   of the observable's main-actor lanes always gets the role: its main-actor callbacks must
+///   have run, inline, when its set returns.
 /// - A deliverer never waits: a change queued before one of its own re-entrant changes it
 ///   delivers itself, budget or not, and it hands the role over only when none of its own is
 ///   left.
@@ -103,13 +105,16 @@ struct DeliveryState: Equatable {
   /// The deliverer reached a queued change made by `setter` (`nil`: a set inside a callback
   /// while another thread delivered, which nobody waits for; ``ThreadID/anyDeliverer``: a
   /// setter that stopped waiting). `onQueue` tells whether the deliverer is the delivery queue's
-  /// job; `ownChangeQueued` whether one of the deliverer's own changes is queued behind; `now`
-  /// the time, read only when the budget is consulted.
+  /// job; `ownChangeQueued` whether one of the deliverer's own changes is queued behind;
+  /// `setterDeliversItself` whether the setter must deliver its change on its own thread (the
+  /// main thread, for main-actor callbacks that must run before its set returns); `now` the
+  /// time, read only when the budget is consulted.
   mutating func reachChange(
     by setter: ThreadID?,
     on thread: ThreadID,
     onQueue: Bool,
     ownChangeQueued: @autoclosure () -> Bool,
+    setterDeliversItself: @autoclosure () -> Bool = false,
     now: @autoclosure () -> UInt64,
     budget: CombiningBudget = .standard
   ) -> ChangeAction {
@@ -120,6 +125,11 @@ struct DeliveryState: Equatable {
     if ownChangeQueued() {
       // The deliverer never waits, so it delivers up to its own change whatever the budget.
       return setter.map { .deliverFor($0) } ?? .deliver
+    }
+    if let setter, setterDeliversItself() {
+      // A main-thread setter whose main-actor callbacks must run before its set returns.
+      role = .delivering(setter)
+      return .handOver(to: setter)
     }
     if combinedRounds < budget.rounds {
       let time = now()

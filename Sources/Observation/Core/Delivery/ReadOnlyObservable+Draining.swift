@@ -76,7 +76,7 @@ extension ReadOnlyObservable {
         let isOpened = semaphore.wait(timeout: .now() + Self.turnTimeout) == .success
         lock.lock()
         segment.waitingDeliverer = nil
-        if isOpened || segment.isReady { continue }
+        if isOpened || segment.openCount > 0 { continue }
       }
       var deliveredFor: TurnWaiter?
       if case .change(_, _, let setter) = event {
@@ -86,6 +86,7 @@ extension ReadOnlyObservable {
         switch state.reachChange(
           by: setter, on: thread, onQueue: onQueue,
           ownChangeQueued: pending.contains { Self.isChange($0, by: thread) },
+          setterDeliversItself: waiters.contains { $0.thread == setter && $0.deliversItself },
           now: DispatchTime.now().uptimeNanoseconds)
         {
         case .deliver: break
@@ -148,7 +149,8 @@ extension ReadOnlyObservable {
   /// backlog is full and a gate is still closed, and this thread is not inside a callback (where
   /// no wait is allowed: a set there never waits either).
   private func mustWait(for segment: HeldRegistrations<Value>) -> Bool {
-    guard segment.backlog.count >= HeldRegistrations<Value>.backlogLimit, !segment.isReady else {
+    guard segment.backlog.count >= HeldRegistrations<Value>.backlogLimit, segment.openCount == 0
+    else {
       return false
     }
     let context = ObservationContext.current

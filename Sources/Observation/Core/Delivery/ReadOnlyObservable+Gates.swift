@@ -9,7 +9,7 @@ extension ReadOnlyObservable {
   func openGate(_ gate: RegistrationGate<Value>) {
     lock.lock()
     gate.isOpen = true
-    let missedRounds = held.map { $0.isReady && !$0.backlog.isEmpty } ?? false
+    let missedRounds = held?.openGatesMissedRounds ?? false
     switch state.openGate(on: .current, missedRounds: missedRounds) {
     case .leaveToDeliverer:
       hasBoundaryWork = true
@@ -20,11 +20,8 @@ extension ReadOnlyObservable {
       // Nothing runs: what is queued behind this gate, and held registrations that missed no
       // round, join the list now, in order, up to the next closed gate.
       var released: [Callback] = []
-      if let segment = held, segment.isReady {
-        held = nil
-        hasHeldRegistrations = catchingUp != nil
-        hasBoundaryWork = false
-        for gate in segment.gates { join(gate, released: &released) }
+      if let segment = held, segment.openCount > 0 {
+        for gate in takeOpenGates(of: segment).gates { join(gate, released: &released) }
       }
       if held == nil {
         while let event = pending.first, apply(event, released: &released) {
@@ -60,12 +57,25 @@ extension ReadOnlyObservable {
       hasBoundaryWork = false
       return nil
     }
-    // A closed gate keeps the flag up: every round must be kept for it.
-    guard segment.isReady else { return nil }
-    held = nil
-    catchingUp = segment
-    hasBoundaryWork = false
-    return CatchUp(segment: segment, observable: self)
+    // A closed first gate keeps the flag up: every round must be kept for it.
+    guard segment.openCount > 0 else { return nil }
+    let open = takeOpenGates(of: segment)
+    catchingUp = open
+    hasHeldRegistrations = true
+    return CatchUp(segment: open, observable: self)
+  }
+
+  /// Takes the open gates before the first closed one out of `segment` (the held one), lock
+  /// held: the whole segment when every gate is open. A closed gate left held keeps
+  /// `hasBoundaryWork` up, so that every round is kept for it.
+  private func takeOpenGates(of segment: HeldRegistrations<Value>) -> HeldRegistrations<Value> {
+    guard segment.openCount < segment.gates.count else {
+      held = nil
+      hasHeldRegistrations = catchingUp != nil
+      hasBoundaryWork = false
+      return segment
+    }
+    return segment.removeFirst(segment.openCount)
   }
 
   /// For a queued registration the deliverer reaches, the gate that holds it back: its own gate

@@ -182,7 +182,9 @@ extension ReadOnlyObservable {
       lock.unlock()
     case .enqueueAndWait:
       enqueueChange(old: oldValue, new: newValue, setter: thread)
-      let waiter = TurnWaiter(thread: thread)
+      let waiter = TurnWaiter(
+        thread: thread,
+        deliversItself: hasMainActorLanes && mainActorLanes.contains { $0.isOnItsQueue })
       waiters.append(waiter)
       lock.unlock()
       if waitForTurn(waiter) { drain() }

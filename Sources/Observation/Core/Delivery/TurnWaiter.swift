@@ -14,6 +14,10 @@ import Dispatch
 /// property is guarded by the observable's lock.
 final class TurnWaiter {
   let thread: ThreadID
+  /// Whether the setter must deliver its change itself: it runs on the main queue of one of the
+  /// observable's main-actor lanes, whose callbacks must have run when its set returns, and they
+  /// run inline only in a round on that queue.
+  let deliversItself: Bool
   /// Signalled only once the waiter has parked: a waiter that is still checking back sees the
   /// outcome itself, without a wake-up.
   let semaphore = DispatchSemaphore(value: 0)
@@ -27,8 +31,9 @@ final class TurnWaiter {
   /// awake (see Benchmarks/README.md).
   static var checksBeforeParking: Int { 32 }
 
-  init(thread: ThreadID) {
+  init(thread: ThreadID, deliversItself: Bool) {
     self.thread = thread
+    self.deliversItself = deliversItself
   }
 
   /// Its change was delivered: it may return. Returns whether it sleeps and must be woken by

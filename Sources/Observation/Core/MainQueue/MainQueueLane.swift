@@ -397,9 +397,14 @@ extension MainQueueLane where Tag == UInt64 {
 protocol RoundLane: AnyObject {
   func beginRound() -> Bool
   func endRound()
+  /// Whether the calling code runs on the lane's main queue, where a round would call the
+  /// lane's callbacks inline.
+  var isOnItsQueue: Bool { get }
 }
 
-extension MainQueueLane: RoundLane {}
+extension MainQueueLane: RoundLane {
+  var isOnItsQueue: Bool { scheduler.isCurrent }
+}
 
 /// Whether an observable's round is calling its main-actor callbacks inline (see
 /// ``MainQueueLane/beginRound()``).
