@@ -133,12 +133,23 @@ class MainActorCallTarget {
   /// Whether a removal can end this handle's registration while its calls wait (see
   /// ``isEnded(by:)``): when not, a waiting call need not ask the observable.
   final let endsByRemoval: Bool
-  /// This handle, held weakly, for its waiting calls.
-  final let reference = Reference()
+  /// This handle, held weakly, for its waiting calls: made with the first of them, because a
+  /// weak reference gives the handle a side table, which slows every retain and release of it,
+  /// and a handle whose calls never wait (the main thread's inline rounds) should not pay that.
+  ///
+  /// No lock: only the thread delivering the handle's observable makes calls, and the
+  /// observable's lock orders its deliverers one after another (as for ``InlineRound``).
+  final var reference: Reference {
+    if let existing = madeReference { return existing }
+    let made = Reference()
+    made.handle = self
+    madeReference = made
+    return made
+  }
+  private final var madeReference: Reference?
 
   init(endsByRemoval: Bool) {
     self.endsByRemoval = endsByRemoval
-    reference.handle = self
   }
 
   /// Whether one of `removals` (each ending the registrations made before `before`) ends this
