@@ -123,17 +123,10 @@ extension ReadOnlyObservable {
     ) {
       // A copy, read under the lock: it keeps the closure alive for this call even if a removal
       // releases the gate's own reference meanwhile.
-      let entry = observable.lock.withLock { gate.entry }
+      var entry = observable.lock.withLock { gate.entry }
       // A cancelled gate's entry is marked removed: it wants nothing.
       guard entry.wants(bit) else { return }
-      if entry.isMainActorToken {
-        ReadOnlyObservable.callThroughHandle(entry.owner, value, option)
-      } else if entry.isToken {
-        entry.callback(value, option)
-      } else if let owner = entry.owner {
-        entry.callback(value, option)
-        keepAlive(owner)
-      }
+      _ = withUnsafeMutablePointer(to: &entry) { observable.call($0, value, option) }
     }
   }
 }

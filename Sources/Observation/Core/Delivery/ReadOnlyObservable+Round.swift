@@ -1,5 +1,7 @@
-// One round: the `.old` pass, then the `.new` pass, over the registrations in order; the one
-// place where user callbacks of a round are called. Dead owners are marked for pruning.
+// One round: the `.old` pass, then the `.new` pass, over the registrations in order. Every
+// `.old` and `.new` callback of a round or a catch-up is called by `call(_:_:_:)` here (a
+// derived value's `feed` shortcut is a fast path of it; `.initial` is called by the registering
+// code). Dead owners are marked for pruning.
 
 extension ReadOnlyObservable {
   /// Runs one round, then reports it to `tracer`. Only the deliverer calls this, without the
@@ -89,16 +91,7 @@ extension ReadOnlyObservable {
       return
     }
     guard entry.pointee.wants(bit) else { return }
-    if entry.pointee.isToken {
-      // The test above passes every other token that wants this pass: this is a main-actor
-      // token in a round that does not run them inline.
-      assert(entry.pointee.isMainActorToken, "A token the round may call directly was missed.")
-      Self.callThroughHandle(entry.pointee.owner, value, option)
-      if counting { outcome.calls &+= 1 }
-    } else if let owner = entry.pointee.owner {
-      // The one weak load per delivery; the strong reference keeps the owner alive for the call.
-      entry.pointee.callback(value, option)
-      keepAlive(owner)
+    if call(entry, value, option) {
       if counting { outcome.calls &+= 1 }
     } else {
       lock.lock()
@@ -107,6 +100,31 @@ extension ReadOnlyObservable {
       lock.unlock()
       outcome.pruned &+= 1
     }
+  }
+
+  /// The one call of user code for a registration's `.old` or `.new`, in a round or a
+  /// catch-up: calls `entry`'s registration with `value` and `option`, unless its owner is
+  /// dead, and returns `false` then, having called nothing. A main-actor token is called
+  /// through its handle, which decides where the call runs (at once in a round on the main
+  /// queue, otherwise through the main-actor lane). (A derived value's shortcut, `feed`, is a
+  /// fast path of this call, for one registration it read under the lock.)
+  @inline(__always)
+  final func call(
+    _ entry: UnsafeMutablePointer<Entry>, _ value: Value, _ option: ObservableOptions
+  ) -> Bool {
+    if entry.pointee.isToken {
+      if entry.pointee.isMainActorToken {
+        Self.callThroughHandle(entry.pointee.owner, value, option)
+      } else {
+        entry.pointee.callback(value, option)
+      }
+      return true
+    }
+    // The one weak load per call; the strong reference keeps the owner alive for the call.
+    guard let owner = entry.pointee.owner else { return false }
+    entry.pointee.callback(value, option)
+    keepAlive(owner)
+    return true
   }
 
   /// Calls a main-actor token registration that may not run here: through its handle, which

@@ -82,8 +82,9 @@ extension ReadOnlyObservable {
     }
   }
 
-  /// The one call of `feed`'s shortcut: `.new` to the only registration, whose owner (or, for a
-  /// main-actor token, handle) `owner` keeps alive for the call.
+  /// The one call of `feed`'s shortcut, the fast path of ``call(_:_:_:)`` for the one
+  /// registration it read under the lock: `.new` to it, whose owner (or, for a main-actor
+  /// token, handle) `owner` keeps alive for the call.
   @inline(__always)
   private static func callShortcut(
     _ callback: Callback, _ owner: AnyObject?, isMainActorToken: Bool, _ newValue: Value
