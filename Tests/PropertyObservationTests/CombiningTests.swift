@@ -119,6 +119,33 @@ struct CombiningTests {
     withExtendedLifetime((innerToken, outerToken)) {}
   }
 
+  @Test func aChangeDeliveredForAnotherThreadIsAPropagationOfItsOwn() async {
+    // B's change, delivered by A, is not folded into A's propagation: the diamond publishes
+    // once per change, and B's set returns only once the diamond has published its change.
+    let source = Observable(0)
+    let pair = source.combineLatest(source.map { $0 * 10 })
+    let published = RecordingLog<String>()
+    let pairToken = pair.observe { value, _ in published.append("\(value)") }
+    let seenWhenBReturned = RecordingLog<[String]>()
+    let started = RecordingLog<BackgroundRun>()
+    let token = source.observe { value, _ in
+      guard value == 1 else { return }
+      started.append(
+        runInBackground(on: DispatchQueue(label: "B")) {
+          source.value = 2
+          seenWhenBReturned.append(published.events)
+        })
+      #expect(waitUntil { source.value == 2 }, "B did not set 2")
+    }
+    let a = runInBackground(on: DispatchQueue(label: "A")) { source.value = 1 }
+    #expect(await a.finished("A"))
+    #expect(await poll(for: testTimeout) { started.events.count == 1 })
+    for run in started.events { #expect(await run.finished("B")) }
+    #expect(published.events == ["(1, 10)", "(2, 20)"])
+    #expect(seenWhenBReturned.events == [["(1, 10)", "(2, 20)"]])
+    withExtendedLifetime((token, pairToken)) {}
+  }
+
   @Test func everySetReturnsAfterItsChangeWasDeliveredByWhicheverThread() {
     // Four threads set one observable at once; each set, when it returns, must find its value
     // seen by the observer (whoever delivered it), and each thread's values arrive in order.

@@ -21,6 +21,8 @@ struct DeliveryStateTests {
     /// A waiting setter that must deliver its change itself (on the main queue, with main-actor
     /// registrations), with or without one of the deliverer's own queued behind.
     case reachMainThreadChange, reachMainThreadChangeBeforeOwn
+    /// The same two kinds reached by a deliverer inside a callback, which may not combine.
+    case reachWaitingChangeInsideACallback, reachUnwaitedChangeInsideACallback
   }
 
   /// A small budget, so that sequences of a few events spend it.
@@ -50,7 +52,8 @@ struct DeliveryStateTests {
       case .finish: deliverer == thread
       case .reachOwnChange, .reachWaitingChange, .reachWaitingChangeBeforeOwn,
         .reachUnwaitedChange, .reachUnwaitedChangeBeforeOwn, .reachAbandonedChange,
-        .reachMainThreadChange, .reachMainThreadChangeBeforeOwn:
+        .reachMainThreadChange, .reachMainThreadChangeBeforeOwn,
+        .reachWaitingChangeInsideACallback, .reachUnwaitedChangeInsideACallback:
         deliverer == thread
       case .adoptQueuedRole: deliverer == .deliveryQueue
       case .openGate: gates[thread, default: 0] > 0 && deliverer != thread
@@ -146,7 +149,8 @@ struct DeliveryStateTests {
       reference.deliverer = nil
     case .reachOwnChange, .reachWaitingChange, .reachWaitingChangeBeforeOwn,
       .reachUnwaitedChange, .reachUnwaitedChangeBeforeOwn, .reachAbandonedChange,
-      .reachMainThreadChange, .reachMainThreadChangeBeforeOwn:
+      .reachMainThreadChange, .reachMainThreadChangeBeforeOwn,
+      .reachWaitingChangeInsideACallback, .reachUnwaitedChangeInsideACallback:
       reachChange(event, on: thread, state: &state, reference: &reference, context: context)
     case .adoptQueuedRole:
       state.adoptQueuedRole(on: thread)
@@ -165,8 +169,8 @@ struct DeliveryStateTests {
   /// and (on the queue's job) one nobody waits for are delivered here; up to one of its own
   /// queued behind, every change is delivered here, for its setter if one waits; a setter that
   /// must deliver itself gets the role; otherwise other threads' changes are delivered for them
-  /// while the budget lasts, and then the role moves to the waiting setter, or to the delivery
-  /// queue when nobody waits.
+  /// while the budget lasts (never by a deliverer inside a callback), and then the role moves to
+  /// the waiting setter, or to the delivery queue when nobody waits.
   private static func reachChange(
     _ event: Event,
     on thread: ThreadID,
@@ -179,7 +183,7 @@ struct DeliveryStateTests {
       switch event {
       case .reachOwnChange: thread
       case .reachWaitingChange, .reachWaitingChangeBeforeOwn, .reachMainThreadChange,
-        .reachMainThreadChangeBeforeOwn:
+        .reachMainThreadChangeBeforeOwn, .reachWaitingChangeInsideACallback:
         next
       case .reachAbandonedChange: .anyDeliverer
       default: nil
@@ -189,9 +193,11 @@ struct DeliveryStateTests {
       || event == .reachMainThreadChangeBeforeOwn
     let deliversItself =
       event == .reachMainThreadChange || event == .reachMainThreadChangeBeforeOwn
+    let mayCombine =
+      event != .reachWaitingChangeInsideACallback && event != .reachUnwaitedChangeInsideACallback
     let action = state.reachChange(
       by: setter, on: thread, onQueue: reference.isQueueJob, ownChangeQueued: ownQueued,
-      setterDeliversItself: deliversItself, now: 0, budget: Self.budget)
+      setterDeliversItself: deliversItself, mayCombine: mayCombine, now: 0, budget: Self.budget)
     let expected: DeliveryState.ChangeAction
     if setter == thread || setter == .anyDeliverer || (setter == nil && reference.isQueueJob) {
       expected = .deliver
@@ -200,7 +206,7 @@ struct DeliveryStateTests {
     } else if let setter, deliversItself {
       expected = .handOver(to: setter)
       reference.deliverer = setter
-    } else if reference.combined < Self.budget.rounds {
+    } else if reference.combined < Self.budget.rounds && mayCombine {
       expected = setter.map { .deliverFor($0) } ?? .deliver
       reference.combined += 1
     } else if let setter {

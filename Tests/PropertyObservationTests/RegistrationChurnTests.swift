@@ -43,15 +43,20 @@ struct RegistrationChurnTests {
     return (results.first ?? .max, results.last ?? 0, finished)
   }
 
-  @Test func churnOnADerivedValueInsideADiamondFinishesOnTheLastPair() async {
-    // The queue of `tens` also carries the changes its source's thread hands to the delivery
-    // queue while the churning thread catches a registration up, up to the queued-change limit,
-    // so only the end state is pinned here (issue 27 keeps the glitches of this shape open).
+  @Test func churnOnADerivedValueInsideADiamondPublishesOnlyPairsThatExisted() async {
+    // While the churning thread catches a registration of `tens` up, it holds `tens`'s role;
+    // the setter's change of `tens` waits for its turn and is delivered in the setter's own
+    // propagation, so the pair never shows a new `source` with an old `tens` (issue 27, item
+    // 1: thousands of such pairs per run when that change was queued for the other thread).
     let source = Observable(0)
     let tens = source.map { $0 * 10 }
     let pairs = source.combineLatest(tens)
     let last = RecordingLog<Int>()
-    let token = pairs.observe { pair, _ in last.append(pair.1) }
+    let glitches = RecordingLog<(Int, Int)>()
+    let token = pairs.observe { pair, _ in
+      last.append(pair.1)
+      if pair.1 != pair.0 * 10 { glitches.append(pair) }
+    }
     let result = await churn(setting: source, count: 5_000, registeringOn: tens)
     #expect(result.finished)
     #expect(result.pairs > 0)
@@ -62,6 +67,7 @@ struct RegistrationChurnTests {
     }
     #expect(pairs.value == (5_000, 50_000))
     #expect(last.events.last == 50_000)
+    #expect(glitches.events.isEmpty, "\(glitches.events.count) pairs that never existed")
     withExtendedLifetime(token) {}
   }
 

@@ -430,23 +430,12 @@ extension ThreadedModelTests {
       let findings = await runDiamonds(seed: seed, steps: 300)
       let (problems, splits) = (findings.problems, findings.splits)
       #expect(problems.isEmpty, "seed \(seed): \(problems.joined(separator: "\n"))")
-      // Open, cause not isolated: now and then the pair publishes a change of `a` with the map
-      // of the change before it (the symptom of issue 27 item 1). The same graph and threads
-      // outside this test have not shown it yet.
-      withKnownIssue(
-        "a.combineLatest(a.map) set from two threads publishes a pair that never existed",
-        isIntermittent: true
-      ) {
-        #expect(
-          findings.glitches.isEmpty, "seed \(seed): \(findings.glitches.joined(separator: "\n"))")
-      }
-      // Open (issue 31, item 4): a's change made on one thread can land between the two paths
-      // of d's propagation on another (held there by the slow observer of d), and the pipeline
-      // then publishes d's change twice, once with the old d.map.
-      withKnownIssue("another thread's change splits a diamond's propagation", isIntermittent: true)
-      {
-        #expect(splits.isEmpty, "seed \(seed): \(splits.joined(separator: "\n"))")
-      }
+      // Once seen here: a change of `a` published with the map of the change before it (a
+      // derived value's change queued behind another thread's catch-up, issue 27 item 1), a
+      // change folded with another thread's (combining), and d's change split (issue 31 item 4).
+      #expect(
+        findings.glitches.isEmpty, "seed \(seed): \(findings.glitches.joined(separator: "\n"))")
+      #expect(splits.isEmpty, "seed \(seed): \(splits.joined(separator: "\n"))")
     }
   }
 }

@@ -15,7 +15,9 @@
 ///   the deliverer delivers it for its setter while its *combining budget* lasts (a number of
 ///   rounds and a time since its first round for another thread, whichever ends first; see
 ///   ``CombiningBudget``), and hands the setter the role once the budget is spent, so no thread
-///   delivers an unbounded stream of other threads' changes. A setter on the main queue of one
+///   delivers an unbounded stream of other threads' changes. A deliverer inside a callback
+///   does not combine: it could not keep another thread's change a propagation of its own. A
+///   setter on the main queue of one
 ///   of the observable's main-actor lanes always gets the role: its main-actor callbacks must
 ///   have run, inline, when its set returns.
 /// - A deliverer never waits: a change queued before one of its own re-entrant changes it
@@ -107,14 +109,17 @@ struct DeliveryState: Equatable {
   /// setter that stopped waiting). `onQueue` tells whether the deliverer is the delivery queue's
   /// job; `ownChangeQueued` whether one of the deliverer's own changes is queued behind;
   /// `setterDeliversItself` whether the setter must deliver its change on its own thread (the
-  /// main thread, for main-actor callbacks that must run before its set returns); `now` the
-  /// time, read only when the budget is consulted.
+  /// main thread, for main-actor callbacks that must run before its set returns); `mayCombine`
+  /// whether the deliverer can deliver another thread's change as a propagation of its own (it
+  /// is not inside a callback, a flush or a transaction's commit); `now` the time, read only
+  /// when the budget is consulted.
   mutating func reachChange(
     by setter: ThreadID?,
     on thread: ThreadID,
     onQueue: Bool,
     ownChangeQueued: @autoclosure () -> Bool,
     setterDeliversItself: @autoclosure () -> Bool = false,
+    mayCombine: @autoclosure () -> Bool = true,
     now: @autoclosure () -> UInt64,
     budget: CombiningBudget = .standard
   ) -> ChangeAction {
@@ -131,7 +136,7 @@ struct DeliveryState: Equatable {
       role = .delivering(setter)
       return .handOver(to: setter)
     }
-    if combinedRounds < budget.rounds {
+    if combinedRounds < budget.rounds && mayCombine() {
       let time = now()
       if combinedRounds == 0 { combiningSince = time }
       if time &- combiningSince < budget.nanoseconds {

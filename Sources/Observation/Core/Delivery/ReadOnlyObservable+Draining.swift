@@ -78,6 +78,15 @@ extension ReadOnlyObservable {
         segment.waitingDeliverer = nil
         if isOpened || segment.openCount > 0 { continue }
       }
+      if case .change(_, _, let setter) = event, setter != thread, !released.isEmpty {
+        // Let go of removed closures before the state may hand the role over: the
+        // registrations they own (a token in a closure) must have ended before the next
+        // deliverer, which may already be checking back, starts a round.
+        lock.unlock()
+        releaseOutsideLock(&released)
+        lock.lock()
+        continue
+      }
       var deliveredFor: TurnWaiter?
       if case .change(_, _, let setter) = event {
         // Who delivers the change is the state's decision (its own, one for a waiting setter
@@ -87,6 +96,7 @@ extension ReadOnlyObservable {
           by: setter, on: thread, onQueue: onQueue,
           ownChangeQueued: pending.contains { Self.isChange($0, by: thread) },
           setterDeliversItself: waiters.contains { $0.thread == setter && $0.deliversItself },
+          mayCombine: ObservationContext.current.canSeparatePropagations,
           now: DispatchTime.now().uptimeNanoseconds)
         {
         case .deliver: break
@@ -110,7 +120,15 @@ extension ReadOnlyObservable {
         let lanes = hasMainActorLanes ? mainActorLanes : nil
         lock.unlock()
         releaseOutsideLock(&released)
-        deliverRound(old: oldValue, new: newValue, tracer: tracer, lanes: lanes)
+        if case .change(_, _, let setter) = event, setter != thread {
+          // Another thread's change: its own propagation, whose derived values are published
+          // before its setter is let go.
+          ObservationContext.current.deliverSeparately {
+            deliverRound(old: oldValue, new: newValue, tracer: tracer, lanes: lanes)
+          }
+        } else {
+          deliverRound(old: oldValue, new: newValue, tracer: tracer, lanes: lanes)
+        }
         lock.lock()
         progress &+= 1
         if let deliveredFor, let index = waiters.firstIndex(where: { $0 === deliveredFor }) {

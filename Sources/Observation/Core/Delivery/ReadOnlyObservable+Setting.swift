@@ -23,7 +23,7 @@ extension ReadOnlyObservable {
         observers.count <= 1, tracer == nil, !hasPending, !hasBoundaryWork, !needsCompaction
       else {
         lock.unlock()
-        store(newValue, ifVersion: nil, in: context)
+        store(newValue, ifVersion: nil, in: context, isFeed: true)
         return
       }
       guard observers.count == 1 else {
@@ -48,7 +48,7 @@ extension ReadOnlyObservable {
         // it, or prunes it.
         lock.unlock()
         keepAlive(owner)
-        store(newValue, ifVersion: nil, in: context)
+        store(newValue, ifVersion: nil, in: context, isFeed: true)
         return
       }
       let replaced = storage
@@ -128,7 +128,8 @@ extension ReadOnlyObservable {
   @inline(__always)
   @discardableResult
   func store(
-    _ newValue: Value, ifVersion expected: UInt?, in context: ObservationContext
+    _ newValue: Value, ifVersion expected: UInt?, in context: ObservationContext,
+    isFeed: Bool = false
   ) -> Bool {
     lock.lock()
     if let expected, expected != version {
@@ -150,7 +151,7 @@ extension ReadOnlyObservable {
     let chainDepth = context.chainDepth
     context.chainDepth = 0
     context.beginPropagation()
-    startRound(old: oldValue, new: newValue, isNested: isNested)
+    startRound(old: oldValue, new: newValue, isNested: isNested, isFeed: isFeed)
     context.endPropagation()
     context.chainDepth = chainDepth
     return true
@@ -170,13 +171,24 @@ extension ReadOnlyObservable {
 
   /// Entered with the lock held after a change was stored; returns with it released once this
   /// thread has delivered what it must (see `DeliveryState`).
-  private func startRound(old oldValue: Value, new newValue: Value, isNested: Bool) {
+  ///
+  /// A derived value's change (`isFeed`) that finds another thread delivering the value waits
+  /// for its turn even inside a callback, and delivers its round itself: the change belongs to
+  /// the propagation of its source's change, and a round on another thread would run in that
+  /// thread's propagation, where a `combineLatest` of both would see the source's new value with
+  /// the derived value's old one. Another thread holds a derived value's role only to catch a
+  /// gated registration up or to deliver what the delivery queue took, neither of which waits
+  /// for this thread; should one (a callback blocking on this thread) never hand over, the
+  /// turn's timeout ends the wait.
+  private func startRound(
+    old oldValue: Value, new newValue: Value, isNested: Bool, isFeed: Bool = false
+  ) {
     let thread = ThreadID.current
     switch state.set(on: thread) {
     case .enqueue:
       enqueueChange(old: oldValue, new: newValue, setter: thread)
       lock.unlock()
-    case .enqueueAndWait where isNested:
+    case .enqueueAndWait where isNested && !isFeed:
       // For the delivery queue (see `DeliveryState`): waiting here could close a cycle, however
       // long the queue is.
       enqueueChange(old: oldValue, new: newValue, setter: nil)
@@ -185,7 +197,8 @@ extension ReadOnlyObservable {
       enqueueChange(old: oldValue, new: newValue, setter: thread)
       let waiter = TurnWaiter(
         thread: thread,
-        deliversItself: hasMainActorLanes && mainActorLanes.contains { $0.isOnItsQueue })
+        deliversItself: isFeed || (hasMainActorLanes && mainActorLanes.contains { $0.isOnItsQueue })
+      )
       waiters.append(waiter)
       lock.unlock()
       if waitForTurn(waiter) { drain() }

@@ -16,7 +16,8 @@ final class TurnWaiter {
   let thread: ThreadID
   /// Whether the setter must deliver its change itself: it runs on the main queue of one of the
   /// observable's main-actor lanes, whose callbacks must have run when its set returns, and they
-  /// run inline only in a round on that queue.
+  /// run inline only in a round on that queue; or its change is a derived value's, whose round
+  /// belongs to the propagation of the setter's thread.
   let deliversItself: Bool
   /// Signalled only once the waiter has parked: a waiter that is still checking back sees the
   /// outcome itself, without a wake-up.

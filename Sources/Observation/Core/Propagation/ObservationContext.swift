@@ -39,6 +39,8 @@ final class ObservationContext {
   /// Counts this thread's propagations, so derived pipelines can tell one from the next.
   @exclusivity(unchecked) private var propagationSerial: UInt64 = 0
   @exclusivity(unchecked) private(set) var isFlushing = false
+  /// Set while the outermost transaction's end runs its rounds, which form one propagation.
+  @exclusivity(unchecked) private(set) var isCommitting = false
   /// The nodes waiting to be recomputed, lowest rank first, first scheduled first among equal
   /// ranks: O(1) per node when they arrive in that order, O(log n) otherwise, where a scan for
   /// the lowest rank cost O(n) per node.
@@ -117,6 +119,26 @@ final class ObservationContext {
     PropagationTag(context: ObjectIdentifier(self), serial: propagationSerial)
   }
 
+  /// Whether this thread is in its outermost propagation, outside any callback, flush or
+  /// transaction commit: where a round may be made a propagation of its own (see
+  /// ``deliverSeparately(_:)``).
+  var canSeparatePropagations: Bool {
+    propagationDepth == 1 && !isFlushing && !isCommitting
+  }
+
+  /// Runs `round` (another thread's change, delivered by this thread) as a propagation of its
+  /// own when ``canSeparatePropagations``: the derived values the propagation so far made stale
+  /// are recomputed first, and those `round` makes stale right after it, so neither is folded
+  /// with the other, and they are published before the change's setter is let go.
+  func deliverSeparately(_ round: () -> Void) {
+    guard canSeparatePropagations else { return round() }
+    endPropagation()
+    beginPropagation()
+    round()
+    endPropagation()
+    beginPropagation()
+  }
+
   /// Called after; the outermost end recomputes the stale derived nodes.
   @inline(__always)
   func endPropagation() {
@@ -184,7 +206,9 @@ final class ObservationContext {
     participants = []
     participantIdentities.removeAll(keepingCapacity: true)
     beginPropagation()
+    isCommitting = true
     for participant in changed { participant.commitTransaction() }
+    isCommitting = false
     endPropagation()
   }
 }
