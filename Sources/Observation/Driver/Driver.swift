@@ -27,10 +27,7 @@
 /// still waiting there; otherwise it is queued with `DispatchQueue.main.async`. One main-queue
 /// turn delivers every waiting value, also those that arrive while it runs, for up to about
 /// 8 ms; then it yields the main queue and a later turn goes on, so a fast producer costs one
-/// hop per turn, not one per value. While values keep coming, a driver's turns start at least
-/// 250 µs apart (1 ms with ``DeliveryPolicy/coalescing``): a value that arrives soon after a
-/// turn waits for the rest of that interval, with the others that arrive meanwhile; a value
-/// after a quiet moment goes at once. A value set on the main queue never overtakes one queued
+/// hop per turn, not one per value. A value set on the main queue never overtakes one queued
 /// earlier from a background thread, and a value set from inside a drive callback is delivered
 /// after that callback's value to every subscriber. `drive` itself may be called from any
 /// thread: the replay then reaches the subscriber on the main queue a moment later.
@@ -110,13 +107,7 @@ public final class Driver<Value> {
     self.connectUpstream = connectUpstream
     // The lane may outlive the driver by a queued turn; it must not keep the driver alive.
     let box = WeakDriver<Value>()
-    let interval =
-      policy == .coalescing
-      ? MainQueueLane<Value, UInt64>.coalescingTurnIntervalNanoseconds
-      : MainQueueLane<Value, UInt64>.driverTurnIntervalNanoseconds
-    self.lane = MainQueueLane(
-      scheduler: scheduler, latestPerTurn: policy == .coalescing, turnInterval: interval
-    ) {
+    self.lane = MainQueueLane(scheduler: scheduler, latestPerTurn: policy == .coalescing) {
       guard let driver = box.driver else { return nil }
       return { value, tag in driver.deliver(UnsafeRawPointer(value), tag: tag.pointee) }
     }

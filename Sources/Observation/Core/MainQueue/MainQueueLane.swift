@@ -21,15 +21,6 @@ import Dispatch
 /// `latestPerTurn` (a coalescing driver's) instead delivers only what waits when its turn
 /// starts, which merging has reduced to the latest value.
 ///
-/// A lane made with a `turnInterval` (a driver's) paces its turns on the main queue: a turn
-/// scheduled less than that interval after the previous one started waits for the rest of it,
-/// and the values that arrive meanwhile join it. A value that follows a quiet moment still
-/// goes at once. A producer that keeps a lane busy thus wakes the main queue once per interval
-/// at most, instead of once each time the main queue catches up with it, which costs the
-/// producer a wake-up and often its processor; for a coalescing driver it bounds the values
-/// delivered. Main-actor lanes are not paced: their calls wait for one main-queue turn, as
-/// the Threading article promises.
-///
 /// The turn takes the waiting items in one step under the lock and delivers them without it, so
 /// a producer and the main queue meet on the lock once per batch, not once per item. Each item
 /// carries a tag of a type that is not generic (a driver's sequence number, a main-actor call's
@@ -70,27 +61,13 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
   @exclusivity(unchecked) private var isDraining = false
   private let deliversBacklogInline: Bool
   private let latestPerTurn: Bool
-  /// The least time between the starts of two turns on the main queue, in nanoseconds; 0 when
-  /// the lane is not paced.
-  private let turnInterval: Int64
   @exclusivity(unchecked) private var hops = 0
-  /// When the last scheduled turn started (uptime nanoseconds), for pacing.
-  @exclusivity(unchecked) private var lastTurnStart: UInt64 = 0
   /// Set by ``beginRound()`` when an observable's round runs on the main queue with the lane
   /// idle, until ``endRound()``: the round then calls its main-actor callbacks directly.
   let inlineRound = InlineRound()
 
   /// How long one main-queue turn may deliver before it yields: half a 60 Hz frame.
   static var frameBudgetNanoseconds: UInt64 { 8_000_000 }
-
-  /// The `turnInterval` of a coalescing driver's lane: while values keep coming, it shows at
-  /// most a thousand a second, more than any display refreshes.
-  static var coalescingTurnIntervalNanoseconds: Int64 { 1_000_000 }
-
-  /// The `turnInterval` of a driver's lane that delivers every value: while values keep
-  /// coming, at most four thousand main-queue wake-ups a second, each value waiting at most a
-  /// quarter of a millisecond longer than it would unpaced.
-  static var driverTurnIntervalNanoseconds: Int64 { 250_000 }
 
   /// The capacity an emptied batch may keep for reuse; a burst beyond it is released.
   private static var retainedCapacity: Int { 1024 }
@@ -101,8 +78,6 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
   ///     waits for a scheduled turn at once (see the type's discussion).
   ///   - latestPerTurn: Whether a turn delivers only what waits when it starts (see the type's
   ///     discussion); for lanes whose submissions merge.
-  ///   - turnInterval: The least time between the starts of two turns on the main queue, in
-  ///     nanoseconds (see the type's discussion); 0 for none.
   ///   - deliverer: Called on the scheduler's main queue once per batch of items; what it
   ///     returns is called with each item of the batch and its tag, one at a time, in order,
   ///     through pointers valid for the call. It returns `nil` to drop the batch.
@@ -110,13 +85,11 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
     scheduler: MainScheduler,
     deliversBacklogInline: Bool = false,
     latestPerTurn: Bool = false,
-    turnInterval: Int64 = 0,
     deliverer: @escaping () -> ((UnsafePointer<Item>, UnsafePointer<Tag>) -> Void)?
   ) {
     self.scheduler = scheduler
     self.deliversBacklogInline = deliversBacklogInline
     self.latestPerTurn = latestPerTurn
-    self.turnInterval = turnInterval
     self.deliverer = deliverer
   }
 
@@ -177,9 +150,10 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
       lock.unlock()
       return true
     }
-    let delay = isScheduled ? nil : markTurnScheduled()
+    let mustEnqueue = !isScheduled
+    if mustEnqueue { markTurnScheduled() }
     lock.unlock()
-    if let delay { enqueueTurn(after: delay) }
+    if mustEnqueue { enqueueTurn() }
     return false
   }
 
@@ -301,9 +275,10 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
         // Out of budget: the rest stays in `spare` and goes first in the next turn.
         waitingCount += spare.count
         isDraining = false
-        let delay = isScheduled ? nil : markTurnScheduled()
+        let mustEnqueue = !isScheduled
+        if mustEnqueue { markTurnScheduled() }
         lock.unlock()
-        if let delay { enqueueTurn(after: delay) }
+        if mustEnqueue { enqueueTurn() }
         return
       }
       spare.shrink(toAtMost: Self.retainedCapacity, keeping: 16)
@@ -318,9 +293,10 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
           && DispatchTime.now().uptimeNanoseconds &- start <= Self.frameBudgetNanoseconds)
       if goesOn { continue }
       isDraining = false
-      let delay = isScheduled ? nil : markTurnScheduled()
+      let mustEnqueue = !isScheduled
+      if mustEnqueue { markTurnScheduled() }
       lock.unlock()
-      if let delay { enqueueTurn(after: delay) }
+      if mustEnqueue { enqueueTurn() }
       return
     }
   }
@@ -330,7 +306,6 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
   private func runTurn() {
     lock.lock()
     isScheduled = false
-    if turnInterval > 0 { lastTurnStart = DispatchTime.now().uptimeNanoseconds }
     guard !isDraining, waitingCount > 0 else {
       lock.unlock()
       return
@@ -340,28 +315,23 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
     drain(withinFrameBudget: true, isTurn: true)
   }
 
-  /// Lock held: marks a turn scheduled and counts its hop. Returns how long (nanoseconds) the
-  /// turn should wait, for the caller to pass to ``enqueueTurn(after:)`` once it has unlocked:
-  /// a main thread woken while the lane's lock is still held would only block on it.
+  /// Lock held: marks a turn scheduled and counts its hop; the caller queues it with
+  /// ``enqueueTurn()`` once it has unlocked: a main thread woken while the lane's lock is still
+  /// held would only block on it.
   ///
   /// Never called for `.immediate`: on that scheduler the caller is always "on the main queue"
   /// and drains inline instead.
-  private func markTurnScheduled() -> Int64 {
+  private func markTurnScheduled() {
     hops += 1
     isScheduled = true
-    guard turnInterval > 0, case .main = scheduler.kind, lastTurnStart != 0 else { return 0 }
-    let elapsed = Int64(bitPattern: DispatchTime.now().uptimeNanoseconds &- lastTurnStart)
-    return max(0, turnInterval - elapsed)
   }
 
-  /// Queues the turn that ``markTurnScheduled()`` marked, after `delay` nanoseconds; the lock
-  /// not held.
-  private func enqueueTurn(after delay: Int64) {
-    if delay > 0 {
-      scheduler.enqueue(after: MainScheduler.Interval(nanoseconds: delay)) { self.runTurn() }
-    } else {
-      scheduler.enqueue { self.runTurn() }
-    }
+  /// Queues the turn that ``markTurnScheduled()`` marked; the lock not held. At once, never
+  /// later: a turn delayed to pace a fast producer would run after a `DispatchQueue.main.sync`
+  /// made meanwhile, which code that waits for the main queue to deliver what it queued
+  /// (examples, tests) relies on.
+  private func enqueueTurn() {
+    scheduler.enqueue { self.runTurn() }
   }
 }
 
