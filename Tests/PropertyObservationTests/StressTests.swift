@@ -942,7 +942,7 @@ struct StressFindingsTests {
       _ = proceed.wait(timeout: .now() + 10)
     }
     let delivered = DispatchSemaphore(value: 0)
-    DispatchQueue.global().async {
+    DispatchQueue(label: "setter").async {
       source.value = 1
       delivered.signal()
     }
@@ -990,7 +990,7 @@ struct StressFindingsTests {
     }
     let cancelled = source.observe { _, _ in }
     let delivered = DispatchSemaphore(value: 0)
-    DispatchQueue.global().async {
+    DispatchQueue(label: "setter").async {
       source.value = 1
       delivered.signal()
     }
@@ -1028,14 +1028,16 @@ struct StressFindingsTests {
         _ = proceed3.wait(timeout: .now() + 10)
       }
     }
-    DispatchQueue.global().async {
+    // Serial queues of their own: a global queue may get no thread for seconds while other tests
+    // hold its threads.
+    DispatchQueue(label: "deliverer").async {
       source.value = 1
       delivered.signal()
     }
     guard waitOrFail(inRound1, "round 1 started") else { return }
     let calls = Handoff<[Int]>([])
     let token = Handoff<ObservationToken?>(nil)
-    DispatchQueue.global().async {
+    DispatchQueue(label: "registering thread").async {
       token.value = source.observe(options: [.initial, .new]) { value, option in
         if option == .initial {
           inInitial.signal()

@@ -98,10 +98,10 @@ private func runMixedScript(_ model: ThreadedModel, thread: Int, seed: UInt64, s
 }
 
 /// Runs one seed: the configured threads released together, then a last set that every earlier
-/// round precedes. Returns the checker's problems and known issues.
+/// round precedes. Returns the checker's problems.
 private func runModel(
   seed: UInt64, _ configuration: ModelConfiguration
-) async -> (problems: [String], knownIssues: [String]) {
+) async -> [String] {
   let model = ThreadedModel()
   let anchor = model.addAnchor()
   let start = DispatchSemaphore(value: 0)
@@ -135,7 +135,7 @@ private func runModel(
       finalValue: finalValue)
   }
   // MODEL_DUMP=<path prefix> writes the log of a failing seed, registrations first, to a file.
-  if !problems.problems.isEmpty || !problems.knownIssues.isEmpty,
+  if !problems.isEmpty,
     let dump = ProcessInfo.processInfo.environment["MODEL_DUMP"]
   {
     let lines =
@@ -160,19 +160,12 @@ struct ThreadedModelTests {
     _ configuration: ModelConfiguration
   ) async {
     for seed in UInt64(1)...4 {
-      let (problems, knownIssues) = await runModel(seed: seed, configuration)
+      let problems = await runModel(seed: seed, configuration)
       #expect(
         problems.isEmpty,
         """
         seed \(seed), \(configuration): \(problems.count) problem(s):
         \(problems.joined(separator: "\n"))
-        """)
-      // See `gatedRegistrationsWaitForEveryOverlappingInitial`.
-      #expect(
-        knownIssues.isEmpty,
-        """
-        seed \(seed), \(configuration): \(knownIssues.count) held-back registration(s):
-        \(knownIssues.joined(separator: "\n"))
         """)
     }
   }

@@ -63,8 +63,6 @@ struct ThreadedModelChecker {
   private let anchor: Int
   private let finalValue: Int
   private var problems: [String] = []
-  /// Problems of the open case described at `problems(events:registrations:anchor:finalValue:)`.
-  private var knownIssues: [String] = []
   private let limit = 12
 
   /// Round `k`'s old and new values; index 0 is the initial state.
@@ -86,18 +84,18 @@ struct ThreadedModelChecker {
 
   /// Checks `events`; `anchor` is the first registration, `[.old, .new]`, never ended.
   ///
-  /// - Returns: The problems, and apart from them the known issues: a registration that was not
-  ///   called in time (a round missing, caught up late, or a set that returned before it got its
-  ///   round) while another registration's `.initial` was running. The engine holds back every
-  ///   registration made while a `.initial` ran until no `.initial` that overlapped it is still
-  ///   running (`gatedRegistrationsWaitForEveryOverlappingInitial` pins the smallest case).
+  /// - Returns: The problems. A registration not called in time (a round missing, caught up
+  ///   late, or a set that returned before it got its round) while a registration made before it
+  ///   was still inside its `.initial` is not one: it queues behind that gate, in order, and is
+  ///   caught up once the gate opens. Held back by a registration made after it, it is one
+  ///   (`gatedRegistrationsWaitForEveryOverlappingInitial` pins the smallest case).
   static func problems(
     events: [ModelEvent], registrations: [ModelRegistration], anchor: Int, finalValue: Int
-  ) -> (problems: [String], knownIssues: [String]) {
+  ) -> [String] {
     var checker = ThreadedModelChecker(
       events: events, registrations: registrations, anchor: anchor, finalValue: finalValue)
     checker.run()
-    return (checker.problems, checker.knownIssues)
+    return checker.problems
   }
 
   private init(
@@ -112,19 +110,17 @@ struct ThreadedModelChecker {
   private mutating func fail(
     _ problem: String, whileAnotherInitialRan span: (registration: Int, from: Int, to: Int)? = nil
   ) {
-    if let span, anotherInitialRan(span) {
-      if knownIssues.count < limit { knownIssues.append(problem) }
-    } else if problems.count < limit {
-      problems.append(problem)
-    }
+    if let span, anEarlierInitialRan(span) { return }
+    if problems.count < limit { problems.append(problem) }
   }
 
-  /// Whether a registration other than `span.registration` was inside its registering call with
+  /// Whether a registration made before `span.registration` was inside its registering call with
   /// `.initial` at some point between the two log positions.
-  private func anotherInitialRan(_ span: (registration: Int, from: Int, to: Int)) -> Bool {
-    records.indices.contains { other in
+  private func anEarlierInitialRan(_ span: (registration: Int, from: Int, to: Int)) -> Bool {
+    let own = records[span.registration].registering?.position ?? .max
+    return records.indices.contains { other in
       guard other != span.registration, registrations[other].options.contains(.initial),
-        let registering = records[other].registering?.position
+        let registering = records[other].registering?.position, registering < own
       else { return false }
       return registering <= span.to && (records[other].registered?.position ?? .max) >= span.from
     }
