@@ -46,8 +46,8 @@ struct RegistrationChurnTests {
   @Test func churnOnADerivedValueInsideADiamondPublishesOnlyPairsThatExisted() async {
     // While the churning thread catches a registration of `tens` up, it holds `tens`'s role;
     // the setter's change of `tens` waits for its turn and is delivered in the setter's own
-    // propagation, so the pair never shows a new `source` with an old `tens` (issue 27, item
-    // 1: thousands of such pairs per run when that change was queued for the other thread).
+    // propagation, so the pair never shows a new `source` with an old `tens` (issue 27,
+    // item 1).
     let source = Observable(0)
     let tens = source.map { $0 * 10 }
     let pairs = source.combineLatest(tens)

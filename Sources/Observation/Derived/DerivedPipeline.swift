@@ -50,8 +50,7 @@ final class DerivedPipeline<Event, Output>: PropagationNode {
   // Guarded by `lock`: the upstream events not yet applied, oldest first, each with the
   // propagation it belongs to and the source that sent it. A ring over raw storage rather than
   // an array of optionals: this code runs unspecialized, and every `Optional<Event>` or
-  // `Array<…>` it touched cost a generic metadata look-up (about 400 instructions each, a dozen
-  // per change).
+  // `Array<…>` it touches costs a generic metadata look-up, several per change.
   @exclusivity(unchecked) private var eventSlots: UnsafeMutablePointer<Event>
   @exclusivity(unchecked) private var eventTags: UnsafeMutablePointer<PropagationTag>
   @exclusivity(unchecked) private var eventSources: UnsafeMutablePointer<ObjectIdentifier>

@@ -19,6 +19,12 @@ struct ThreadID: Hashable, CustomStringConvertible {
     self.raw = raw
   }
 
+  /// Lets another thread run before the calling thread goes on: a waiting setter checking back
+  /// gives the deliverer its core.
+  static func yieldProcessor() {
+    sched_yield()
+  }
+
   static var current: ThreadID {
     #if canImport(Darwin)
       ThreadID(raw: UInt(bitPattern: pthread_self()))

@@ -88,7 +88,7 @@ struct ThreadedModelChecker {
   ///   late, or a set that returned before it got its round) while a registration made before it
   ///   was still inside its `.initial` is not one: it queues behind that gate, in order, and is
   ///   caught up once the gate opens. Held back by a registration made after it, it is one
-  ///   (`gatedRegistrationsWaitForEveryOverlappingInitial` pins the smallest case).
+  ///   (`aGatedRegistrationIsNotHeldBackByALaterRegistrationsInitial` pins the smallest case).
   static func problems(
     events: [ModelEvent], registrations: [ModelRegistration], anchor: Int, finalValue: Int
   ) -> [String] {

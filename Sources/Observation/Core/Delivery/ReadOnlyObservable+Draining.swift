@@ -41,8 +41,8 @@ extension ReadOnlyObservable {
       if needsCompaction {
         // Entries the last round marked (removed in a callback, dead owners) go now, so their
         // closures, and what those own, are released before the next round, not at the end.
-        // Dropping the marked ones is enough: `compact()` would load every owner's weak
-        // reference again (~50 instructions each), which made churn cost 1.2x the floor.
+        // Dropping the marked ones is enough; `compact()` would load every owner's weak
+        // reference again.
         applyDeferredRemovals(released: &released)
         observers.removeMarked(released: &released)
         needsCompaction = false

@@ -50,7 +50,7 @@ extension ReadOnlyObservable {
   /// could deadlock when a callback on the delivering thread is itself waiting for this thread.
   func waitForTurn(_ waiter: TurnWaiter) -> Bool {
     for _ in 0..<TurnWaiter.checksBeforeParking {
-      TurnWaiter.yieldProcessor()
+      ThreadID.yieldProcessor()
       lock.lock()
       if let hasTurn = turn(of: waiter) {
         lock.unlock()

@@ -1,15 +1,5 @@
 import Dispatch
 
-#if canImport(Darwin)
-  internal import Darwin
-#elseif canImport(Glibc)
-  internal import Glibc
-#elseif canImport(Musl)
-  internal import Musl
-#elseif canImport(Bionic)
-  internal import Bionic
-#endif
-
 /// A setter waiting for its change to be delivered, or for its turn to deliver it. Every
 /// property is guarded by the observable's lock.
 final class TurnWaiter {
@@ -42,10 +32,5 @@ final class TurnWaiter {
   func markDelivered() -> Bool {
     isDelivered = true
     return isParked
-  }
-
-  /// Lets another thread run (the deliverer, if it waits for a core) before checking back.
-  static func yieldProcessor() {
-    sched_yield()
   }
 }
