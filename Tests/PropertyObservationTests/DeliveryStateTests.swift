@@ -4,8 +4,9 @@ import Testing
 @testable import PropertyObservation
 
 /// The delivery state machine on its own, without threads: every sequence of events from three
-/// threads up to a fixed length, checked against a reference written from the Threading
-/// article's rules, and the illegal transitions, which must stop the program.
+/// threads up to a fixed length, and every combination of the facts a reached change is decided
+/// on, checked against a reference written from the Threading article's rules; and the illegal
+/// transitions, which must stop the program.
 @Suite("Delivery state machine", .serialized)
 struct DeliveryStateTests {
   private static let threads = [ThreadID(raw: 1), ThreadID(raw: 2), ThreadID(raw: 3)]
@@ -13,6 +14,11 @@ struct DeliveryStateTests {
   /// One event a thread can cause.
   private enum Event: CaseIterable {
     case set, register, registerWithInitial, remove, openGate, finish, adoptQueuedRole
+    /// A set inside a callback (of any observable), a derived value's change there, and a set
+    /// behind registrations queued while nobody delivers.
+    case setInsideACallback, feedInsideACallback, setBehindQueuedRegistrations
+    /// The deliverer delivered a round; a waiting setter's turn timed out.
+    case deliverRound, turnTimesOut
     /// The deliverer reaches a queued change: its own; one whose setter (the next thread) waits,
     /// with or without one of the deliverer's own queued behind; one nobody waits for (a set
     /// inside a callback on another thread), likewise; one whose setter stopped waiting.
@@ -21,12 +27,30 @@ struct DeliveryStateTests {
     /// A waiting setter that must deliver its change itself (on the main queue, with main-actor
     /// registrations), with or without one of the deliverer's own queued behind.
     case reachMainThreadChange, reachMainThreadChangeBeforeOwn
-    /// The same two kinds reached by a deliverer inside a callback, which may not combine.
+    /// The same two kinds reached by a deliverer inside a callback, which may neither combine
+    /// nor wait (the second with the rounds kept for closed gates at their bound).
     case reachWaitingChangeInsideACallback, reachUnwaitedChangeInsideACallback
+    /// A waiting setter's change reached with removed closures still to let go.
+    case reachWaitingChangeWithClosuresToRelease
+    /// A change reached with the rounds kept for closed gates at their bound, before and after
+    /// a wait for the gates that timed out.
+    case reachChangeWithAFullBacklog, reachChangeWithAFullBacklogAfterWaiting
   }
 
+  /// The events the sequences are made of: every kind of set, registration, removal, gate and
+  /// hand-over, and a reached change of each kind of setter. The other combinations of facts a
+  /// reached change is decided on are each checked from every budget state in
+  /// `everyCombinationOfFactsOfAReachedChangeFollowsTheRules`.
+  private static let explored: [Event] = [
+    .set, .setInsideACallback, .feedInsideACallback, .setBehindQueuedRegistrations, .register,
+    .registerWithInitial, .remove, .openGate, .finish, .adoptQueuedRole, .deliverRound,
+    .turnTimesOut, .reachOwnChange, .reachWaitingChange, .reachWaitingChangeBeforeOwn,
+    .reachUnwaitedChange, .reachAbandonedChange, .reachMainThreadChange,
+    .reachUnwaitedChangeInsideACallback, .reachChangeWithAFullBacklog,
+  ]
+
   /// A small budget, so that sequences of a few events spend it.
-  private static let budget = DeliveryState.CombiningBudget(rounds: 2, nanoseconds: 1_000)
+  private static let budget = DeliveryState.CombiningBudget(rounds: 1, nanoseconds: 1_000)
 
   /// What the rules say, kept as plainly as possible.
   private struct Reference {
@@ -34,14 +58,23 @@ struct DeliveryStateTests {
       didSet {
         combined = 0
         isQueueJob = false
+        isHandedToQueue = false
       }
     }
-    /// Rounds the deliverer delivered for other threads since it took the role.
+    /// Whether the role was handed to the delivery queue, whose job has not started.
+    var isHandedToQueue = false
+    /// Rounds the deliverer delivered for other threads since it took the role, and when the
+    /// first of them was.
     var combined = 0
+    var combiningSince: UInt64 = 0
     /// Whether the deliverer is the delivery queue's job.
     var isQueueJob = false
     /// Closed gates, by the thread whose `.initial` is running.
-    var gates: [ThreadID: Int] = [:]
+    var gates = PerThread<Int>(0)
+    /// Rounds delivered and hand-overs made.
+    var progress: UInt = 0
+    /// The progress each waiting thread saw when its current timeout started.
+    var progressSeen = PerThread<UInt>(0)
 
     /// Whether `thread` may cause `event` now: only the deliverer finishes or hands over, and
     /// only a thread with a closed gate opens one, when its `.initial` returns. A set made
@@ -53,11 +86,18 @@ struct DeliveryStateTests {
       case .reachOwnChange, .reachWaitingChange, .reachWaitingChangeBeforeOwn,
         .reachUnwaitedChange, .reachUnwaitedChangeBeforeOwn, .reachAbandonedChange,
         .reachMainThreadChange, .reachMainThreadChangeBeforeOwn,
-        .reachWaitingChangeInsideACallback, .reachUnwaitedChangeInsideACallback:
+        .reachWaitingChangeInsideACallback, .reachUnwaitedChangeInsideACallback,
+        .reachWaitingChangeWithClosuresToRelease, .reachChangeWithAFullBacklog,
+        .reachChangeWithAFullBacklogAfterWaiting:
         deliverer == thread
-      case .adoptQueuedRole: deliverer == .deliveryQueue
-      case .openGate: gates[thread, default: 0] > 0 && deliverer != thread
-      case .set, .register, .registerWithInitial, .remove: true
+      case .deliverRound: deliverer == thread
+      case .adoptQueuedRole: isHandedToQueue
+      case .openGate: gates[thread] > 0 && deliverer != thread
+      case .turnTimesOut: deliverer != thread && (deliverer != nil || isHandedToQueue)
+      case .setBehindQueuedRegistrations: deliverer == nil && !isHandedToQueue
+      case .set, .setInsideACallback, .feedInsideACallback, .register, .registerWithInitial,
+        .remove:
+        true
       }
     }
   }
@@ -69,6 +109,7 @@ struct DeliveryStateTests {
       Thread.detachNewThread { continuation.resume(returning: Self.exploreAll()) }
     }
     #expect(explored > 10_000)
+    print("EXPLORED", explored)
   }
 
   private static func exploreAll() -> Int {
@@ -77,7 +118,7 @@ struct DeliveryStateTests {
       explored += 1
       guard depth > 0 else { return }
       for thread in Self.threads {
-        for event in Event.allCases where reference.allows(event, on: thread) {
+        for event in Self.explored where reference.allows(event, on: thread) {
           var state = state
           var reference = reference
           apply(event, on: thread, to: &state, reference: &reference)
@@ -85,7 +126,7 @@ struct DeliveryStateTests {
         }
       }
     }
-    explore(DeliveryState(), Reference(), depth: 5)
+    explore(DeliveryState(), Reference(), depth: 4)
     return explored
   }
 
@@ -98,47 +139,65 @@ struct DeliveryStateTests {
     let deliverer = reference.deliverer
     let context = { "\(event) on \(thread) with deliverer \(String(describing: deliverer))" }
     switch event {
-    case .set:
-      let action = state.set(on: thread)
-      switch reference.deliverer {
-      case nil:
-        check(action == .deliver, context())
+    case .set, .setInsideACallback, .feedInsideACallback, .setBehindQueuedRegistrations:
+      let insideCallback = event == .setInsideACallback || event == .feedInsideACallback
+      let queueIsEmpty = event != .setBehindQueuedRegistrations
+      let action = state.set(
+        on: thread, insideCallback: insideCallback, isFeed: event == .feedInsideACallback,
+        queueIsEmpty: queueIsEmpty)
+      if reference.deliverer == nil && !reference.isHandedToQueue {
+        check(action == (queueIsEmpty ? .deliver : .enqueueAndDrain), context())
         reference.deliverer = thread
-      case thread:
+      } else if reference.deliverer == thread {
         check(action == .enqueue, context())
-      default:
+      } else if event == .setInsideACallback {
+        // Waiting there could close a cycle of waits between threads.
+        check(action == .enqueueWithoutWaiting, context())
+      } else {
         check(action == .enqueueAndWait, context())
+        reference.progressSeen[thread] = reference.progress
       }
+    case .deliverRound:
+      state.didDeliverRound()
+      reference.progress += 1
+    case .turnTimesOut:
+      var seen = reference.progressSeen[thread]
+      let givesUp = state.turnTimedOut(progressSeen: &seen)
+      // No round and no hand-over for a whole timeout: stuck, not slow.
+      let expectedGivesUp = reference.progressSeen[thread] == reference.progress
+      check(givesUp == expectedGivesUp, context())
+      check(seen == reference.progress, context())
+      reference.progressSeen[thread] = reference.progress
     case .register, .registerWithInitial:
       let sendsInitial = event == .registerWithInitial
       let action = state.register(on: thread, sendsInitial: sendsInitial)
       switch reference.deliverer {
-      case nil:
-        let queued = reference.gates.values.reduce(0, +) > 0
+      case nil where !reference.isHandedToQueue:
+        let queued = reference.gates.total > 0
         let expected: DeliveryState.RegistrationAction =
           sendsInitial ? .enqueueGated : (queued ? .enqueue : .append)
         check(action == expected, context())
-        if sendsInitial { reference.gates[thread, default: 0] += 1 }
+        if sendsInitial { reference.gates[thread] += 1 }
       case thread:
         check(action == .enqueue, context())
       default:
         check(action == (sendsInitial ? .enqueueGated : .enqueue), context())
-        if sendsInitial { reference.gates[thread, default: 0] += 1 }
+        if sendsInitial { reference.gates[thread] += 1 }
       }
     case .remove:
       let action = state.remove(on: thread)
-      switch reference.deliverer {
-      case nil: check(action == .removeNow, context())
-      case thread: check(action == .mark, context())
-      default: check(action == .deferToNextRound, context())
+      if reference.deliverer == nil && !reference.isHandedToQueue {
+        check(action == .removeNow, context())
+      } else {
+        check(action == (reference.deliverer == thread ? .mark : .deferToNextRound), context())
       }
     case .openGate:
-      let missedRounds = reference.gates.count % 2 == 0
+      let missedRounds = reference.gates.total % 2 == 0
       let action = state.openGate(on: thread, missedRounds: missedRounds)
-      reference.gates[thread, default: 0] -= 1
-      if reference.deliverer == nil && !missedRounds {
+      reference.gates[thread] -= 1
+      if reference.deliverer == nil && !reference.isHandedToQueue && !missedRounds {
         check(action == .applyRegistrations, context())
-      } else if reference.deliverer == nil {
+      } else if reference.deliverer == nil && !reference.isHandedToQueue {
         check(action == .catchUp, context())
         reference.deliverer = thread
       } else {
@@ -150,27 +209,94 @@ struct DeliveryStateTests {
     case .reachOwnChange, .reachWaitingChange, .reachWaitingChangeBeforeOwn,
       .reachUnwaitedChange, .reachUnwaitedChangeBeforeOwn, .reachAbandonedChange,
       .reachMainThreadChange, .reachMainThreadChangeBeforeOwn,
-      .reachWaitingChangeInsideACallback, .reachUnwaitedChangeInsideACallback:
+      .reachWaitingChangeInsideACallback, .reachUnwaitedChangeInsideACallback,
+      .reachWaitingChangeWithClosuresToRelease, .reachChangeWithAFullBacklog,
+      .reachChangeWithAFullBacklogAfterWaiting:
       reachChange(event, on: thread, state: &state, reference: &reference, context: context)
     case .adoptQueuedRole:
       state.adoptQueuedRole(on: thread)
       reference.deliverer = thread
       reference.isQueueJob = true
     }
-    let expectedRole: DeliveryState.Role = reference.deliverer.map { .delivering($0) } ?? .idle
+    let expectedRole: DeliveryState.Role =
+      reference.isHandedToQueue
+      ? .handedToQueue : reference.deliverer.map { .delivering($0) } ?? .idle
     check(state.role == expectedRole, context())
-    check(state.closedGates == reference.gates.values.reduce(0, +), context())
+    check(state.closedGates == reference.gates.total, context())
+    check(state.progress == reference.progress, context())
     for candidate in Self.threads {
       check(state.isDeliverer(candidate) == (reference.deliverer == candidate), context())
     }
   }
 
-  /// The rules for a queued change the deliverer reaches: its own, one left to any deliverer,
-  /// and (on the queue's job) one nobody waits for are delivered here; up to one of its own
-  /// queued behind, every change is delivered here, for its setter if one waits; a setter that
-  /// must deliver itself gets the role; otherwise other threads' changes are delivered for them
-  /// while the budget lasts (never by a deliverer inside a callback), and then the role moves to
-  /// the waiting setter, or to the delivery queue when nobody waits.
+  /// The facts a reached change is decided on (see ``DeliveryState/reachChange``).
+  private struct ReachedChange {
+    var setter: DeliveryState.Setter
+    var hasClosuresToRelease = false
+    var heldBacklogIsFull = false
+    var mayWait = true
+    var waitedForGates = false
+    var ownChangeQueued = false
+    var setterDeliversItself = false
+    var mayCombine = true
+    var now: UInt64 = 0
+
+    func reach(on thread: ThreadID, _ state: inout DeliveryState, onQueue: Bool)
+      -> DeliveryState.ChangeAction
+    {
+      state.reachChange(
+        by: setter, on: thread, onQueue: onQueue, hasClosuresToRelease: hasClosuresToRelease,
+        heldBacklogIsFull: heldBacklogIsFull, mayWait: mayWait, waitedForGates: waitedForGates,
+        ownChangeQueued: ownChangeQueued, setterDeliversItself: setterDeliversItself,
+        mayCombine: mayCombine, now: now, budget: DeliveryStateTests.budget)
+    }
+  }
+
+  /// The rules for a queued change the deliverer reaches, in order:
+  /// - with the rounds kept for closed gates at their bound, a deliverer that may wait waits for
+  ///   a gate first, unless its last such wait timed out;
+  /// - another thread's change waits until removed closures are let go;
+  /// - its own change, one whose setter stopped waiting, and (on the queue's job) one nobody
+  ///   waits for are delivered here;
+  /// - up to one of its own queued behind, every change is delivered here, for its setter if one
+  ///   waits; a setter that must deliver itself gets the role;
+  /// - otherwise other threads' changes are delivered for them while the budget lasts (never by
+  ///   a deliverer inside a callback), and then the role moves to the waiting setter, or to the
+  ///   delivery queue when nobody waits.
+  private static func expectedAction(
+    for change: ReachedChange, on thread: ThreadID, reference: inout Reference
+  ) -> DeliveryState.ChangeAction {
+    if change.heldBacklogIsFull && change.mayWait && !change.waitedForGates {
+      return .waitForGates
+    }
+    if change.setter != .thread(thread) && change.hasClosuresToRelease {
+      return .releaseClosuresFirst
+    }
+    func combines() -> Bool {
+      guard reference.combined < budget.rounds && change.mayCombine else { return false }
+      if reference.combined == 0 { reference.combiningSince = change.now }
+      guard change.now - reference.combiningSince < budget.nanoseconds else { return false }
+      reference.combined += 1
+      return true
+    }
+    switch change.setter {
+    case .thread(thread), .gaveUp:
+      return .deliver
+    case .nobody:
+      if reference.isQueueJob || change.ownChangeQueued || combines() { return .deliver }
+      reference.deliverer = nil
+      reference.isHandedToQueue = true
+      reference.progress += 1
+      return .handOverToQueue
+    case .thread(let setter):
+      if change.ownChangeQueued { return .deliverFor(setter) }
+      if !change.setterDeliversItself && combines() { return .deliverFor(setter) }
+      reference.deliverer = setter
+      reference.progress += 1
+      return .handOver(to: setter)
+    }
+  }
+
   private static func reachChange(
     _ event: Event,
     on thread: ThreadID,
@@ -179,45 +305,85 @@ struct DeliveryStateTests {
     context: () -> String
   ) {
     let next = Self.threads.first { $0 != thread }!
-    let setter: ThreadID? =
-      switch event {
-      case .reachOwnChange: thread
-      case .reachWaitingChange, .reachWaitingChangeBeforeOwn, .reachMainThreadChange,
-        .reachMainThreadChangeBeforeOwn, .reachWaitingChangeInsideACallback:
-        next
-      case .reachAbandonedChange: .anyDeliverer
-      default: nil
-      }
-    let ownQueued =
+    var change: ReachedChange
+    switch event {
+    case .reachOwnChange: change = ReachedChange(setter: .thread(thread))
+    case .reachAbandonedChange: change = ReachedChange(setter: .gaveUp)
+    case .reachUnwaitedChange, .reachUnwaitedChangeBeforeOwn, .reachUnwaitedChangeInsideACallback:
+      change = ReachedChange(setter: .nobody)
+    default: change = ReachedChange(setter: .thread(next))
+    }
+    change.ownChangeQueued =
       event == .reachWaitingChangeBeforeOwn || event == .reachUnwaitedChangeBeforeOwn
       || event == .reachMainThreadChangeBeforeOwn
-    let deliversItself =
+    change.setterDeliversItself =
       event == .reachMainThreadChange || event == .reachMainThreadChangeBeforeOwn
-    let mayCombine =
+    change.mayCombine =
       event != .reachWaitingChangeInsideACallback && event != .reachUnwaitedChangeInsideACallback
-    let action = state.reachChange(
-      by: setter, on: thread, onQueue: reference.isQueueJob, ownChangeQueued: ownQueued,
-      setterDeliversItself: deliversItself, mayCombine: mayCombine, now: 0, budget: Self.budget)
-    let expected: DeliveryState.ChangeAction
-    if setter == thread || setter == .anyDeliverer || (setter == nil && reference.isQueueJob) {
-      expected = .deliver
-    } else if ownQueued {
-      expected = setter.map { .deliverFor($0) } ?? .deliver
-    } else if let setter, deliversItself {
-      expected = .handOver(to: setter)
-      reference.deliverer = setter
-    } else if reference.combined < Self.budget.rounds && mayCombine {
-      expected = setter.map { .deliverFor($0) } ?? .deliver
-      reference.combined += 1
-    } else if let setter {
-      expected = .handOver(to: setter)
-      reference.deliverer = setter
-    } else {
-      expected = .handOverToQueue
-      reference.deliverer = .deliveryQueue
-    }
-    check(action == expected, context())
+    change.mayWait = change.mayCombine
+    change.hasClosuresToRelease = event == .reachWaitingChangeWithClosuresToRelease
+    change.heldBacklogIsFull =
+      event == .reachChangeWithAFullBacklog || event == .reachChangeWithAFullBacklogAfterWaiting
+      || event == .reachUnwaitedChangeInsideACallback
+    change.waitedForGates = event == .reachChangeWithAFullBacklogAfterWaiting
+    let action = change.reach(on: thread, &state, onQueue: reference.isQueueJob)
+    check(action == expectedAction(for: change, on: thread, reference: &reference), context())
     check(state.combinedRounds == reference.combined, context())
+  }
+
+  @Test func everyCombinationOfFactsOfAReachedChangeFollowsTheRules() async {
+    let deliverer = ThreadID(raw: 1)
+    let setters: [DeliveryState.Setter] = [
+      .thread(deliverer), .thread(ThreadID(raw: 2)), .nobody, .gaveUp,
+    ]
+    var cases = 0
+    for onQueue in [false, true] {
+      // Budgets untouched, partly spent and spent by earlier rounds for other threads; times
+      // within the budget's time and past it.
+      for combinedBefore in 0...Self.budget.rounds {
+        for now: UInt64 in [0, Self.budget.nanoseconds - 1, Self.budget.nanoseconds] {
+          for setter in setters {
+            for facts in 0..<(1 << 7) {
+              var state = DeliveryState()
+              var reference = Reference()
+              if onQueue {
+                _ = state.set(on: ThreadID(raw: 3))
+                _ = ReachedChange(setter: .nobody, mayCombine: false).reach(
+                  on: ThreadID(raw: 3), &state, onQueue: false)
+                state.adoptQueuedRole(on: deliverer)
+                reference.progress = 1
+              } else {
+                _ = state.set(on: deliverer)
+              }
+              reference.deliverer = deliverer
+              reference.isQueueJob = onQueue
+              for _ in 0..<combinedBefore {
+                let earlier = ReachedChange(setter: .thread(ThreadID(raw: 2)))
+                _ = earlier.reach(on: deliverer, &state, onQueue: onQueue)
+                _ = Self.expectedAction(for: earlier, on: deliverer, reference: &reference)
+              }
+              let flag = { (bit: Int) in facts & (1 << bit) != 0 }
+              let change = ReachedChange(
+                setter: setter, hasClosuresToRelease: flag(0), heldBacklogIsFull: flag(1),
+                mayWait: flag(2), waitedForGates: flag(3), ownChangeQueued: flag(4),
+                setterDeliversItself: flag(5), mayCombine: flag(6), now: now)
+              let action = change.reach(on: deliverer, &state, onQueue: onQueue)
+              let expected = Self.expectedAction(for: change, on: deliverer, reference: &reference)
+              let context = "\(change) on queue \(onQueue) after \(combinedBefore) combined"
+              check(action == expected, context)
+              check(state.combinedRounds == reference.combined, context)
+              check(state.progress == reference.progress, context)
+              let role: DeliveryState.Role =
+                reference.isHandedToQueue
+                ? .handedToQueue : reference.deliverer.map { .delivering($0) } ?? .idle
+              check(state.role == role, context)
+              cases += 1
+            }
+          }
+        }
+      }
+    }
+    #expect(cases == 2 * (Self.budget.rounds + 1) * 3 * setters.count * (1 << 7))
   }
 
   @Test func theCombiningBudgetEndsWithItsTime() async {
@@ -228,7 +394,7 @@ struct DeliveryStateTests {
     let budget = DeliveryState.CombiningBudget(rounds: 100, nanoseconds: 1_000)
     func reach(at now: UInt64) -> DeliveryState.ChangeAction {
       state.reachChange(
-        by: waiting, on: deliverer, onQueue: false, ownChangeQueued: false, now: now,
+        by: .thread(waiting), on: deliverer, onQueue: false, ownChangeQueued: false, now: now,
         budget: budget)
     }
     // The clock starts at the first round for another thread, not when the role was taken.
@@ -246,7 +412,8 @@ struct DeliveryStateTests {
     #expect(state.set(on: deliverer) == .deliver)
     var delivered = 0
     while case .deliverFor = state.reachChange(
-      by: ThreadID(raw: 8), on: deliverer, onQueue: false, ownChangeQueued: false, now: 0)
+      by: .thread(ThreadID(raw: 8)), on: deliverer, onQueue: false, ownChangeQueued: false,
+      now: 0)
     {
       delivered += 1
     }
@@ -274,8 +441,8 @@ struct DeliveryStateTests {
       var state = DeliveryState()
       _ = state.set(on: ThreadID(raw: 1))
       _ = state.reachChange(
-        by: ThreadID(raw: 3), on: ThreadID(raw: 2), onQueue: false, ownChangeQueued: false,
-        now: 0)
+        by: .thread(ThreadID(raw: 3)), on: ThreadID(raw: 2), onQueue: false,
+        ownChangeQueued: false, now: 0)
     }
   }
 
@@ -293,6 +460,35 @@ struct DeliveryStateTests {
       _ = state.openGate(on: ThreadID(raw: 1), missedRounds: true)
     }
   }
+}
+
+/// A value for each of the explored threads (raw identifiers 1, 2 and 3): cheaper to copy at
+/// every step of the exploration than a dictionary.
+private struct PerThread<Element: AdditiveArithmetic> {
+  private var values: (Element, Element, Element)
+
+  init(_ initial: Element) {
+    values = (initial, initial, initial)
+  }
+
+  subscript(thread: ThreadID) -> Element {
+    get {
+      switch thread {
+      case ThreadID(raw: 1): values.0
+      case ThreadID(raw: 2): values.1
+      default: values.2
+      }
+    }
+    set {
+      switch thread {
+      case ThreadID(raw: 1): values.0 = newValue
+      case ThreadID(raw: 2): values.1 = newValue
+      default: values.2 = newValue
+      }
+    }
+  }
+
+  var total: Element { values.0 + values.1 + values.2 }
 }
 
 /// Records a failure naming `context` when `condition` is false: the exhaustive exploration

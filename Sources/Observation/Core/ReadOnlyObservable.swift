@@ -32,10 +32,8 @@ public class ReadOnlyObservable<Value> {
 
   /// Work that arrives while a round is running, applied in arrival order between rounds.
   enum PendingEvent {
-    /// A stored change and the thread that delivers it: `nil` for the delivery queue (a set made
-    /// inside a callback while another thread delivered), `.anyDeliverer` for whoever holds the
-    /// role (a setter that stopped waiting).
-    case change(old: Value, new: Value, setter: ThreadID?)
+    /// A stored change and who made it (see ``DeliveryState/Setter``).
+    case change(old: Value, new: Value, setter: DeliveryState.Setter)
     case add(Entry)
     /// A registration whose `.initial` runs on another thread (see ``DeliveryState``).
     case gated(RegistrationGate<Value>)
@@ -97,8 +95,6 @@ public class ReadOnlyObservable<Value> {
   @exclusivity(unchecked) var needsCompaction = false
   /// Setters from other threads waiting for their turn.
   @exclusivity(unchecked) var waiters: [TurnWaiter] = []
-  /// Counts rounds and hand-overs, so a waiting setter can tell a slow turn from a stuck one.
-  @exclusivity(unchecked) var progress: UInt = 0
   @exclusivity(unchecked) var tracer: Tracer?
   /// The lanes of this observable's main-actor registrations, one per main scheduler (almost
   /// always just `.main`); they only ever grow. A round takes a copy under the lock.

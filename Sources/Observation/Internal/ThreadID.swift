@@ -33,19 +33,5 @@ struct ThreadID: Hashable, CustomStringConvertible {
     #endif
   }
 
-  /// Stands for the library's delivery queue while it is handed the role and before its job
-  /// runs on some thread. No thread has it.
-  static var deliveryQueue: ThreadID { ThreadID(raw: 0) }
-
-  /// Marks a change whose setter stopped waiting for its turn: whoever holds the role delivers
-  /// it. No thread has it.
-  static var anyDeliverer: ThreadID { ThreadID(raw: 1) }
-
-  var description: String {
-    switch self {
-    case .deliveryQueue: "the delivery queue"
-    case .anyDeliverer: "any deliverer"
-    default: "thread \(raw)"
-    }
-  }
+  var description: String { "thread \(raw)" }
 }

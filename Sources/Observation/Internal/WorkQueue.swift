@@ -91,6 +91,11 @@ struct WorkQueue<Element> {
     elements[head...].contains { predicate($0.unsafelyUnwrapped) }
   }
 
+  /// How many waiting elements satisfy `predicate`.
+  func count(where predicate: (Element) -> Bool) -> Int {
+    elements[head...].count { predicate($0.unsafelyUnwrapped) }
+  }
+
   /// Replaces each waiting element with what `transform` returns for it (for cancelling queued
   /// work in place, keeping the order of the rest).
   mutating func updateEach(_ transform: (Element) -> Element) {

@@ -27,20 +27,37 @@
 ///   since waiting there could close a cycle of waits between threads: nobody waits for its
 ///   change, which the deliverer delivers within its budget, or else the library's delivery
 ///   queue does, taking the role when the change reaches the head.
-/// - A waiting setter that sees no round delivered for a short while (a callback may be waiting
-///   for that very thread) stops waiting; the deliverer delivers its change.
+/// - A waiting setter that sees no round delivered for a whole turn timeout (a callback may be
+///   waiting for that very thread) stops waiting; whoever delivers delivers its change.
 /// - Registrations made during a round are queued too, so a round's list never changes under
 ///   it. A registration with `.initial` from the delivering thread gets `.initial` at once; from
 ///   any other thread, idle or not, it gets `.initial` at once as well, on its own thread, and is
 ///   *gated*: it never holds the role while `.initial` runs; the deliverer keeps the rounds it
 ///   runs meanwhile for it and delivers them once `.initial` has returned, before any later
-///   round. Registrations made while a gate is closed queue behind it, keeping their order.
+///   round. Registrations made while a gate is closed queue behind it, keeping their order. The
+///   rounds kept for closed gates count against the queue's bound: once
+///   ``HeldRegistrations/backlogLimit`` are kept, a deliverer that may wait (one not inside a
+///   callback) waits for a gate to open before its next round, for one turn timeout at a time.
 /// - Removals take effect at once when no round runs or on the delivering thread; from another
 ///   thread during a round they take effect before the next round.
-struct DeliveryState: Equatable {
+struct DeliveryState {
   enum Role: Equatable {
     case idle
     case delivering(ThreadID)
+    /// Handed to the library's delivery queue, whose job has not started yet.
+    case handedToQueue
+  }
+
+  /// Who made a queued change, and so who waits for it.
+  enum Setter: Equatable {
+    /// A set on this thread: the deliverer's own (made inside its callbacks), or a setter that
+    /// waits until its change has been delivered or the role is handed to it.
+    case thread(ThreadID)
+    /// A set inside a callback while another thread delivered: it never waits, so nobody waits
+    /// for it.
+    case nobody
+    /// Its setter stopped waiting (its turn timed out): whoever delivers delivers it.
+    case gaveUp
   }
 
   private(set) var role = Role.idle {
@@ -49,6 +66,10 @@ struct DeliveryState: Equatable {
 
   /// Registrations whose `.initial` still runs on their own thread.
   private(set) var closedGates = 0
+
+  /// Rounds delivered and hand-overs made since the observable was made: a waiting setter whose
+  /// turn times out tells a slow turn (this moved) from a stuck one (it did not).
+  private(set) var progress: UInt = 0
 
   /// How long a deliverer delivers other threads' changes for them before handing the role on.
   struct CombiningBudget: Equatable {
@@ -74,20 +95,38 @@ struct DeliveryState: Equatable {
   enum SetAction: Equatable {
     /// The setting thread is now the deliverer: run the round, then drain the queue.
     case deliver
-    /// This thread is delivering (a set inside a callback): queue the change; the thread
-    /// delivers it after the current round, before its outermost set returns.
+    /// The setting thread is now the deliverer, but registrations are queued (behind a gate)
+    /// that come before the change: queue it as the thread's own, then drain the queue.
+    case enqueueAndDrain
+    /// This thread is delivering (a set inside a callback): queue the change as its own; the
+    /// thread delivers it after the current round, before its outermost set returns.
     case enqueue
-    /// Another thread is delivering: queue the change and wait for the turn to deliver it.
+    /// Another thread is delivering: queue the change and wait for the turn to deliver it, or
+    /// for its delivery.
     case enqueueAndWait
+    /// Another thread is delivering and this set is made inside a callback, where waiting could
+    /// close a cycle of waits between threads: queue the change for ``Setter/nobody``.
+    case enqueueWithoutWaiting
   }
 
-  mutating func set(on thread: ThreadID) -> SetAction {
+  /// A value was stored on `thread`. `insideCallback` tells whether the set is made inside a
+  /// callback (of any observable); `isFeed` whether it is a derived value's change, which waits
+  /// for its turn even there: it belongs to the propagation of its source's change, and another
+  /// thread, which never waits for this one while holding a derived value's role, would deliver
+  /// it in a propagation of its own. `queueIsEmpty` tells whether nothing (a registration behind
+  /// a gate, say) is queued.
+  mutating func set(
+    on thread: ThreadID, insideCallback: Bool = false, isFeed: Bool = false,
+    queueIsEmpty: Bool = true
+  ) -> SetAction {
     switch role {
     case .idle:
       role = .delivering(thread)
-      return .deliver
-    case .delivering(let deliverer):
-      return deliverer == thread ? .enqueue : .enqueueAndWait
+      return queueIsEmpty ? .deliver : .enqueueAndDrain
+    case .delivering(thread):
+      return .enqueue
+    case .delivering, .handedToQueue:
+      return insideCallback && !isFeed ? .enqueueWithoutWaiting : .enqueueAndWait
     }
   }
 
@@ -102,21 +141,38 @@ struct DeliveryState: Equatable {
     case handOver(to: ThreadID)
     /// The role has moved to the library's delivery queue: start its job.
     case handOverToQueue
+    /// Let go of the closures removed so far, outside the lock, then reach the change again:
+    /// the registrations they own (a token in a closure) must have ended before another thread
+    /// can take the role, and a waiter that checks back takes it at once.
+    case releaseClosuresFirst
+    /// The rounds kept for closed gates reached their bound: wait, without the lock, until a
+    /// gate opens or a turn timeout passes, then reach the change again (`waitedForGates`).
+    case waitForGates
   }
 
-  /// The deliverer reached a queued change made by `setter` (`nil`: a set inside a callback
-  /// while another thread delivered, which nobody waits for; ``ThreadID/anyDeliverer``: a
-  /// setter that stopped waiting). `onQueue` tells whether the deliverer is the delivery queue's
-  /// job; `ownChangeQueued` whether one of the deliverer's own changes is queued behind;
-  /// `setterDeliversItself` whether the setter must deliver its change on its own thread (the
-  /// main thread, for main-actor callbacks that must run before its set returns); `mayCombine`
-  /// whether the deliverer can deliver another thread's change as a propagation of its own (it
-  /// is not inside a callback, a flush or a transaction's commit); `now` the time, read only
-  /// when the budget is consulted.
+  /// The deliverer on `thread` reached a queued change made by `setter`. The other arguments are
+  /// facts the owner reads only when asked:
+  /// - `onQueue`: the deliverer is the delivery queue's job;
+  /// - `hasClosuresToRelease`: removed closures wait to be let go;
+  /// - `heldBacklogIsFull`: ``HeldRegistrations/backlogLimit`` rounds are kept for closed gates;
+  /// - `mayWait`: the deliverer is not inside a callback, where no wait is allowed;
+  /// - `waitedForGates`: the last ``ChangeAction/waitForGates`` timed out with every gate still
+  ///   closed (one round is delivered, then the deliverer waits again);
+  /// - `ownChangeQueued`: one of the deliverer's own changes is queued behind;
+  /// - `setterDeliversItself`: the setter must deliver its change on its own thread (the main
+  ///   thread, for main-actor callbacks that must run before its set returns; a derived value's
+  ///   change, for its propagation);
+  /// - `mayCombine`: the deliverer can deliver another thread's change as a propagation of its
+  ///   own (it is not inside a callback, a flush or a transaction's commit);
+  /// - `now`: the time, read only when the budget is consulted.
   mutating func reachChange(
-    by setter: ThreadID?,
+    by setter: Setter,
     on thread: ThreadID,
     onQueue: Bool,
+    hasClosuresToRelease: Bool = false,
+    heldBacklogIsFull: @autoclosure () -> Bool = false,
+    mayWait: @autoclosure () -> Bool = true,
+    waitedForGates: Bool = false,
     ownChangeQueued: @autoclosure () -> Bool,
     setterDeliversItself: @autoclosure () -> Bool = false,
     mayCombine: @autoclosure () -> Bool = true,
@@ -124,46 +180,70 @@ struct DeliveryState: Equatable {
     budget: CombiningBudget = .standard
   ) -> ChangeAction {
     requireDeliverer(thread)
-    if setter == thread || setter == .anyDeliverer || (setter == nil && onQueue) {
-      return .deliver
-    }
-    if ownChangeQueued() {
-      // The deliverer never waits, so it delivers up to its own change whatever the budget.
-      return setter.map { .deliverFor($0) } ?? .deliver
-    }
-    if let setter, setterDeliversItself() {
-      // A main-thread setter whose main-actor callbacks must run before its set returns.
-      role = .delivering(setter)
-      return .handOver(to: setter)
-    }
-    if combinedRounds < budget.rounds && mayCombine() {
-      let time = now()
-      if combinedRounds == 0 { combiningSince = time }
-      if time &- combiningSince < budget.nanoseconds {
-        combinedRounds += 1
-        return setter.map { .deliverFor($0) } ?? .deliver
-      }
-    }
-    guard let setter else {
-      role = .delivering(.deliveryQueue)
+    if !waitedForGates && heldBacklogIsFull() && mayWait() { return .waitForGates }
+    if setter != .thread(thread) && hasClosuresToRelease { return .releaseClosuresFirst }
+    let waiting: ThreadID
+    switch setter {
+    case .thread(thread), .gaveUp: return .deliver
+    case .nobody where onQueue: return .deliver
+    case .nobody:
+      if ownChangeQueued() || mayCombineAnother(mayCombine(), now(), budget) { return .deliver }
+      role = .handedToQueue
+      progress &+= 1
       return .handOverToQueue
+    case .thread(let setter): waiting = setter
     }
-    precondition(setter != thread, "A deliverer handed the turn to itself.")
-    role = .delivering(setter)
-    return .handOver(to: setter)
+    // The deliverer never waits, so it delivers up to its own change whatever the budget.
+    if ownChangeQueued() { return .deliverFor(waiting) }
+    if !setterDeliversItself() && mayCombineAnother(mayCombine(), now(), budget) {
+      return .deliverFor(waiting)
+    }
+    role = .delivering(waiting)
+    progress &+= 1
+    return .handOver(to: waiting)
+  }
+
+  /// Whether the budget allows one more round for another thread, and counts it if so.
+  private mutating func mayCombineAnother(
+    _ mayCombine: @autoclosure () -> Bool, _ now: @autoclosure () -> UInt64,
+    _ budget: CombiningBudget
+  ) -> Bool {
+    guard combinedRounds < budget.rounds && mayCombine() else { return false }
+    let time = now()
+    if combinedRounds == 0 { combiningSince = time }
+    guard time &- combiningSince < budget.nanoseconds else { return false }
+    combinedRounds += 1
+    return true
+  }
+
+  /// The deliverer delivered a round.
+  mutating func didDeliverRound() {
+    progress &+= 1
   }
 
   /// The delivery queue's job starts on `thread` and takes the role it was handed.
   mutating func adoptQueuedRole(on thread: ThreadID) {
     precondition(
-      role == .delivering(.deliveryQueue),
-      "The delivery queue started without being handed the role.")
+      role == .handedToQueue, "The delivery queue started without being handed the role.")
     role = .delivering(thread)
   }
 
-  /// Whether `thread` holds the role (a waiting setter checks this when its wait times out).
+  /// Whether `thread` holds the role (a waiting setter checks this when it checks back).
   func isDeliverer(_ thread: ThreadID) -> Bool {
     role == .delivering(thread)
+  }
+
+  /// A waiting setter's turn timed out, `progressSeen` being the progress when it started the
+  /// timeout: whether it stops waiting, leaving its changes to whoever delivers (no round was
+  /// delivered meanwhile: the deliverer may be a callback waiting for this very thread, so
+  /// waiting on could deadlock however long the queue), or waits one more timeout (rounds are
+  /// delivered: the turn is slow, not stuck), updating `progressSeen`.
+  func turnTimedOut(progressSeen: inout UInt) -> Bool {
+    guard progress == progressSeen else {
+      progressSeen = progress
+      return false
+    }
+    return true
   }
 
   enum RegistrationAction: Equatable {
@@ -202,7 +282,8 @@ struct DeliveryState: Equatable {
   func remove(on thread: ThreadID) -> RemovalAction {
     switch role {
     case .idle: .removeNow
-    case .delivering(let deliverer): deliverer == thread ? .mark : .deferToNextRound
+    case .delivering(thread): .mark
+    case .delivering, .handedToQueue: .deferToNextRound
     }
   }
 
@@ -227,6 +308,8 @@ struct DeliveryState: Equatable {
       return .catchUp
     case .delivering(let deliverer):
       precondition(deliverer != thread, "A gate was opened by its own deliverer.")
+      return .leaveToDeliverer
+    case .handedToQueue:
       return .leaveToDeliverer
     }
   }

@@ -15,6 +15,9 @@ final class HeldRegistrations<Value> {
   /// one waiting setters give every other queued change.
   static var backlogLimit: Int { 1_024 }
 
+  /// Whether the backlog reached its bound with every gate still closed.
+  var isFull: Bool { backlog.count >= Self.backlogLimit && openCount == 0 }
+
   /// How many gates are open before the first closed one: those may be caught up and join the
   /// list, ahead of the later ones, which they precede in registration order.
   var openCount: Int { gates.firstIndex { !$0.isOpen } ?? gates.count }

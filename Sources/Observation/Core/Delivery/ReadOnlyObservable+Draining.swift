@@ -10,6 +10,9 @@ extension ReadOnlyObservable {
   func drain(onQueue: Bool = false) {
     lock.lock()
     guard hasPending || hasBoundaryWork || needsCompaction else {
+      #if DEBUG
+        _checkInvariants()
+      #endif
       endedDuringDelivery.removeAll()
       state.finish(on: .current)
       lock.unlock()
@@ -36,6 +39,7 @@ extension ReadOnlyObservable {
   private func drainQueue(onQueue: Bool) {
     let thread = ThreadID.current
     var released: [Callback] = []
+    var waitedForGates = false
     while true {
       state.requireDeliverer(thread)
       if needsCompaction {
@@ -65,38 +69,22 @@ extension ReadOnlyObservable {
         }
         break
       }
-      if case .change = event, let segment = held, mustWait(for: segment) {
-        // The held registrations' backlog is full: wait for their gates rather than keep more
-        // rounds for them. If no gate opens for a whole turn timeout (their `.initial` may be
-        // waiting for this very thread), deliver one more round and wait again.
-        let semaphore = DispatchSemaphore(value: 0)
-        segment.waitingDeliverer = semaphore
-        lock.unlock()
-        releaseOutsideLock(&released)
-        let isOpened = semaphore.wait(timeout: .now() + Self.turnTimeout) == .success
-        lock.lock()
-        segment.waitingDeliverer = nil
-        if isOpened || segment.openCount > 0 { continue }
-      }
-      if case .change(_, _, let setter) = event, setter != thread, !released.isEmpty {
-        // Let go of removed closures before the state may hand the role over: the
-        // registrations they own (a token in a closure) must have ended before the next
-        // deliverer, which may already be checking back, starts a round.
-        lock.unlock()
-        releaseOutsideLock(&released)
-        lock.lock()
-        continue
-      }
       var deliveredFor: TurnWaiter?
       if case .change(_, _, let setter) = event {
-        // Who delivers the change is the state's decision (its own, one for a waiting setter
-        // within the combining budget, or a hand-over); the queue scan and the clock are read
-        // only when it asks.
+        // What happens to the change is the state's decision; the facts it may ask for (a scan
+        // of the queue, the clock) are read only when it asks.
+        let context = ObservationContext.current
         switch state.reachChange(
           by: setter, on: thread, onQueue: onQueue,
+          hasClosuresToRelease: !released.isEmpty,
+          heldBacklogIsFull: held?.isFull ?? false,
+          mayWait: context.propagationDepth <= 1 && !context.isFlushing,
+          waitedForGates: waitedForGates,
           ownChangeQueued: pending.contains { Self.isChange($0, by: thread) },
-          setterDeliversItself: waiters.contains { $0.thread == setter && $0.deliversItself },
-          mayCombine: ObservationContext.current.canSeparatePropagations,
+          setterDeliversItself: waiters.contains {
+            .thread($0.thread) == setter && $0.deliversItself
+          },
+          mayCombine: context.canSeparatePropagations,
           now: DispatchTime.now().uptimeNanoseconds)
         {
         case .deliver: break
@@ -110,8 +98,17 @@ extension ReadOnlyObservable {
         case .handOverToQueue:
           handOver(to: nil, released: &released)
           return
+        case .releaseClosuresFirst:
+          lock.unlock()
+          releaseOutsideLock(&released)
+          lock.lock()
+          continue
+        case .waitForGates:
+          waitedForGates = !waitForGates(released: &released)
+          continue
         }
       }
+      waitedForGates = false
       didDequeue(pending.popFirst().unsafelyUnwrapped)
       switch event {
       case .change(let oldValue, let newValue, _):
@@ -120,7 +117,7 @@ extension ReadOnlyObservable {
         let lanes = hasMainActorLanes ? mainActorLanes : nil
         lock.unlock()
         releaseOutsideLock(&released)
-        if case .change(_, _, let setter) = event, setter != thread {
+        if case .change(_, _, let setter) = event, setter != .thread(thread) {
           // Another thread's change: its own propagation, whose derived values are published
           // before its setter is let go.
           ObservationContext.current.deliverSeparately {
@@ -130,7 +127,7 @@ extension ReadOnlyObservable {
           deliverRound(old: oldValue, new: newValue, tracer: tracer, lanes: lanes)
         }
         lock.lock()
-        progress &+= 1
+        state.didDeliverRound()
         if let deliveredFor, let index = waiters.firstIndex(where: { $0 === deliveredFor }) {
           // Its setter may return: its change has been delivered. A parked one is woken after
           // unlocking, so that it does not wake up only to wait for the lock.
@@ -156,23 +153,26 @@ extension ReadOnlyObservable {
     }
     hasPending = false
     #if DEBUG
-      observers._checkInvariants()
+      _checkInvariants()
     #endif
     endedDuringDelivery.removeAll()
     state.finish(on: thread)
     lock.unlock()
   }
 
-  /// Whether the deliverer must wait before another round, lock held: the held registrations'
-  /// backlog is full and a gate is still closed, and this thread is not inside a callback (where
-  /// no wait is allowed: a set there never waits either).
-  private func mustWait(for segment: HeldRegistrations<Value>) -> Bool {
-    guard segment.backlog.count >= HeldRegistrations<Value>.backlogLimit, segment.openCount == 0
-    else {
-      return false
-    }
-    let context = ObservationContext.current
-    return context.propagationDepth <= 1 && !context.isFlushing
+  /// Carries out ``DeliveryState/ChangeAction/waitForGates``, entered and left with the lock
+  /// held: waits without the lock until a held gate opens or a turn timeout passes. Returns
+  /// whether a gate opened.
+  private func waitForGates(released: inout [Callback]) -> Bool {
+    guard let segment = held else { return true }
+    let semaphore = DispatchSemaphore(value: 0)
+    segment.waitingDeliverer = semaphore
+    lock.unlock()
+    releaseOutsideLock(&released)
+    let isOpened = semaphore.wait(timeout: .now() + Self.turnTimeout) == .success
+    lock.lock()
+    segment.waitingDeliverer = nil
+    return isOpened || segment.openCount > 0
   }
 
   /// Applies a queued registration, lock held: adds its entry to the list, or releases the
@@ -222,7 +222,7 @@ extension ReadOnlyObservable {
   }
 
   @inline(never)
-  func enqueueChange(old oldValue: Value, new newValue: Value, setter: ThreadID?) {
+  func enqueueChange(old oldValue: Value, new newValue: Value, setter: DeliveryState.Setter) {
     enqueue(.change(old: oldValue, new: newValue, setter: setter))
   }
 }

@@ -170,31 +170,29 @@ extension ReadOnlyObservable {
   }
 
   /// Entered with the lock held after a change was stored; returns with it released once this
-  /// thread has delivered what it must (see `DeliveryState`).
-  ///
-  /// A derived value's change (`isFeed`) that finds another thread delivering the value waits
-  /// for its turn even inside a callback, and delivers its round itself: the change belongs to
-  /// the propagation of its source's change, and a round on another thread would run in that
-  /// thread's propagation, where a `combineLatest` of both would see the source's new value with
-  /// the derived value's old one. Another thread holds a derived value's role only to catch a
-  /// gated registration up or to deliver what the delivery queue took, neither of which waits
-  /// for this thread; should one (a callback blocking on this thread) never hand over, the
-  /// turn's timeout ends the wait.
+  /// thread has delivered what it must. Every decision is `DeliveryState`'s; a derived value's
+  /// change (`isFeed`) that waits for its turn also delivers its round itself (see
+  /// ``DeliveryState/set(on:insideCallback:isFeed:queueIsEmpty:)``).
   private func startRound(
     old oldValue: Value, new newValue: Value, isNested: Bool, isFeed: Bool = false
   ) {
     let thread = ThreadID.current
-    switch state.set(on: thread) {
+    switch state.set(
+      on: thread, insideCallback: isNested, isFeed: isFeed,
+      queueIsEmpty: !hasBoundaryWork && !hasPending)
+    {
     case .enqueue:
-      enqueueChange(old: oldValue, new: newValue, setter: thread)
+      enqueueChange(old: oldValue, new: newValue, setter: .thread(thread))
       lock.unlock()
-    case .enqueueAndWait where isNested && !isFeed:
-      // For the delivery queue (see `DeliveryState`): waiting here could close a cycle, however
-      // long the queue is.
-      enqueueChange(old: oldValue, new: newValue, setter: nil)
+    case .enqueueAndDrain:
+      enqueueChange(old: oldValue, new: newValue, setter: .thread(thread))
+      lock.unlock()
+      drain()
+    case .enqueueWithoutWaiting:
+      enqueueChange(old: oldValue, new: newValue, setter: .nobody)
       lock.unlock()
     case .enqueueAndWait:
-      enqueueChange(old: oldValue, new: newValue, setter: thread)
+      enqueueChange(old: oldValue, new: newValue, setter: .thread(thread))
       let waiter = TurnWaiter(
         thread: thread,
         deliversItself: isFeed || (hasMainActorLanes && mainActorLanes.contains { $0.isOnItsQueue })
@@ -203,17 +201,10 @@ extension ReadOnlyObservable {
       lock.unlock()
       if waitForTurn(waiter) { drain() }
     case .deliver:
-      if hasBoundaryWork || hasPending {
-        // Gated registrations wait for this round too, and registrations queued behind a gate
-        // come before it: let the queue carry it.
-        enqueueChange(old: oldValue, new: newValue, setter: thread)
-        lock.unlock()
-      } else {
-        let tracer = tracer
-        let lanes = hasMainActorLanes ? mainActorLanes : nil
-        lock.unlock()
-        deliverRound(old: oldValue, new: newValue, tracer: tracer, lanes: lanes)
-      }
+      let tracer = tracer
+      let lanes = hasMainActorLanes ? mainActorLanes : nil
+      lock.unlock()
+      deliverRound(old: oldValue, new: newValue, tracer: tracer, lanes: lanes)
       drain()
     }
   }

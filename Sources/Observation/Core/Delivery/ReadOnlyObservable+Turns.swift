@@ -5,7 +5,7 @@ import Dispatch
 
 extension ReadOnlyObservable {
   static func isChange(_ event: PendingEvent, by thread: ThreadID) -> Bool {
-    if case .change(_, _, thread?) = event { return true }
+    if case .change(_, _, .thread(thread)) = event { return true }
     return false
   }
 
@@ -16,7 +16,6 @@ extension ReadOnlyObservable {
   /// for `nil`, to the delivery queue: wakes the one or starts the other, and returns with the
   /// lock released.
   func handOver(to setter: ThreadID?, released: inout [Callback]) {
-    progress &+= 1
     var next: TurnWaiter?
     if let setter {
       guard let index = waiters.firstIndex(where: { $0.thread == setter }) else {
@@ -64,7 +63,7 @@ extension ReadOnlyObservable {
       return hasTurn
     }
     waiter.isParked = true
-    var lastProgress = progress
+    var progressSeen = state.progress
     lock.unlock()
     while true {
       let isSignalled = waiter.semaphore.wait(timeout: .now() + Self.turnTimeout) == .success
@@ -74,21 +73,16 @@ extension ReadOnlyObservable {
         return hasTurn
       }
       precondition(!isSignalled, "A setter was woken without its turn or its delivery.")
-      if progress != lastProgress {
-        // Rounds are being delivered: the turn is slow (a busy machine), not stuck. Keep waiting.
-        lastProgress = progress
+      guard state.turnTimedOut(progressSeen: &progressSeen) else {
         lock.unlock()
         continue
       }
-      // No round for a whole timeout: the deliverer may be a callback waiting for this very
-      // thread, so waiting on could deadlock, however long the queue. The deliverer takes the
-      // change.
       waiters.removeAll { $0 === waiter }
       pending.updateEach { event in
-        guard case .change(let oldValue, let newValue, waiter.thread?) = event else {
+        guard case .change(let oldValue, let newValue, .thread(waiter.thread)) = event else {
           return event
         }
-        return .change(old: oldValue, new: newValue, setter: .anyDeliverer)
+        return .change(old: oldValue, new: newValue, setter: .gaveUp)
       }
       lock.unlock()
       return false
