@@ -29,6 +29,25 @@ struct DerivedObservableTests {
     token.cancel()
   }
 
+  @Test func aReEntrantSetJoinsThePropagationOfTheChangeBeingDelivered() {
+    // The Ordering contract: a set inside a callback belongs to the propagation of the change
+    // being delivered, even when it sets the same source; the source's observers see each
+    // change, a value recomputed after the propagation sees where it ended.
+    let source = Observable(0)
+    let pair = source.combineLatest(source.map { $0 * 10 })
+    let seen = RecordingLog<Int>()
+    let published = RecordingLog<String>()
+    let setter = source.observe { value, _ in
+      seen.append(value)
+      if value == 1 { source.value = 2 }
+    }
+    let observer = pair.observe { value, _ in published.append("\(value.0),\(value.1)") }
+    source.value = 1
+    #expect(seen.events == [1, 2])
+    #expect(published.events == ["2,20"])
+    withExtendedLifetime((setter, observer)) {}
+  }
+
   @Test func mapTransformRunsOncePerChangeWhateverTheNumberOfObservers() {
     let source = Observable(1)
     let transforms = RecordingLog<Int>()
