@@ -14,14 +14,15 @@ enum ScaleDimension {
   static let combineOfMany = "`combineLatest` of n sources: a transaction setting all, per source"
   static let transaction = "a transaction over n observables, one observer each: per observable"
   static let chain = "a chain of n `map`: one set, per level"
+  static let chainHandWritten = "peer: a chain of n hand-written closure nodes: one call, per level"
   static let mainActorRegister = "n main-actor registrations: register, per registration"
   static let mainActorSet = "n main-actor registrations: one set on the main actor, per observer"
   static let gated = "n registrations gated by another thread's round: per registration"
   static let deadOwners = "n dead owners: the set that prunes them, per owner"
 
   static let all = [
-    maps, combineFanOut, combineOfMany, transaction, chain, mainActorRegister, mainActorSet,
-    gated, deadOwners,
+    maps, combineFanOut, combineOfMany, transaction, chain, chainHandWritten,
+    mainActorRegister, mainActorSet, gated, deadOwners,
   ]
 }
 
@@ -115,6 +116,24 @@ func propagationScale(
       let token = last.observe { value, _ in accumulator.total &+= value }
       defer { withExtendedLifetime(token) {} }
       return timeRounds { source.value &+= 1 }
+    }
+  }
+
+  time(ScaleDimension.chainHandWritten) {
+    onLargeStack {
+      // Each level one heap object that holds the next and a transform: the least a chain of
+      // separately allocated levels can touch.
+      var head = ChainNode(next: nil) { accumulator.total &+= $0 }
+      for _ in 0..<count {
+        let next = head
+        head = ChainNode(next: next) { next.receive($0 &+ 1) }
+      }
+      let first = head
+      var value = 0
+      return timeRounds {
+        value &+= 1
+        first.receive(value)
+      }
     }
   }
 
@@ -248,4 +267,17 @@ private func onLargeStack(_ body: @escaping () -> UInt64) -> UInt64 {
     pthread_join(thread, nil)
   #endif
   return withExtendedLifetime(job) { job.result }
+}
+
+/// One level of the hand-written chain.
+final class ChainNode {
+  let next: ChainNode?
+  let body: (Int) -> Void
+
+  init(next: ChainNode?, body: @escaping (Int) -> Void) {
+    self.next = next
+    self.body = body
+  }
+
+  func receive(_ value: Int) { body(value) }
 }
