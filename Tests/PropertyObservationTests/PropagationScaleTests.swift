@@ -1,3 +1,4 @@
+import Dispatch
 import TestSupport
 import Testing
 
@@ -100,6 +101,65 @@ struct PropagationScaleTests {
     let expected = order.flatMap { ["\($0) old \($0)", "\($0) new \($0 + 2000)"] }
     #expect(log.events == expected)
     withExtendedLifetime(tokens) {}
+  }
+
+  @Test func transactionsOnTwoThreadsChangingOneObservableEachDeliverOneRoundForIt() async {
+    // An observable a transaction changed carries its mark until its round: the other thread's
+    // transaction, finding it marked, joins it by identity; once the first transaction's round
+    // has cleared the mark, the second one's next set marks it and must still not join twice.
+    let shared = Observable(0)
+    let log = RecordingLog<String>()
+    let token = shared.observe(options: [.old, .new]) { value, option in
+      log.append("\(option == .old ? "old" : "new") \(value)")
+    }
+    let firstSet = DispatchSemaphore(value: 0)
+    let otherSet = DispatchSemaphore(value: 0)
+    let firstEnded = DispatchSemaphore(value: 0)
+    let first = runInBackground(on: DispatchQueue(label: "first transaction")) {
+      withObservationTransaction {
+        shared.value = 1
+        firstSet.signal()
+        _ = otherSet.wait(timeout: .now() + testTimeout)
+        shared.value = 2
+      }
+      firstEnded.signal()
+    }
+    let second = runInBackground(on: DispatchQueue(label: "second transaction")) {
+      _ = firstSet.wait(timeout: .now() + testTimeout)
+      withObservationTransaction {
+        shared.value = 10
+        otherSet.signal()
+        _ = firstEnded.wait(timeout: .now() + testTimeout)
+        shared.value = 11
+        shared.value = 12
+      }
+    }
+    await first.finished("the first transaction")
+    await second.finished("the second transaction")
+    // Each transaction's round: from the value before its first set to the value at its end.
+    #expect(log.events == ["old 0", "new 2", "old 1", "new 12"])
+    withExtendedLifetime(token) {}
+  }
+
+  @Test func aTransactionBegunWhileAnotherEndsDeliversItsOwnRound() {
+    // A callback of the first transaction's rounds runs a second transaction that changes an
+    // observable whose round in the first has not run yet: it joins the second one too, whose
+    // end, inside the callback, delivers its round first.
+    let trigger = Observable(0)
+    let later = Observable(0)
+    let log = RecordingLog<String>()
+    let reacting = trigger.observe { value, _ in
+      withObservationTransaction { later.value = value * 100 }
+    }
+    let watching = later.observe(options: [.old, .new]) { value, option in
+      log.append("\(option == .old ? "old" : "new") \(value)")
+    }
+    withObservationTransaction {
+      trigger.value = 1
+      later.value = 5
+    }
+    #expect(log.events == ["old 5", "new 100", "old 0", "new 100"])
+    withExtendedLifetime((reacting, watching)) {}
   }
 
   @Test func aCombineLatestFanOutRecomputesEachCombinationOnceInBuildOrder() {

@@ -96,6 +96,9 @@ public class ReadOnlyObservable<Value> {
   /// Setters from other threads waiting for their turn.
   @exclusivity(unchecked) var waiters: [TurnWaiter] = []
   @exclusivity(unchecked) var tracer: Tracer?
+  /// The transaction whose round for this observable is still to run, if this observable joined
+  /// it marked (see ``ObservationContext/join(_:marked:_:)``).
+  @exclusivity(unchecked) var joinedTransaction: TransactionMark?
   /// The lanes of this observable's main-actor registrations, one per main scheduler (almost
   /// always just `.main`); they only ever grow. A round takes a copy under the lock.
   @exclusivity(unchecked) var mainActorLanes: [any RoundLane] = []

@@ -140,8 +140,15 @@ extension ReadOnlyObservable {
     storage = newValue
     version &+= 1
     if context.isInTransaction {
+      let transaction = context.transaction
+      let hasJoined = joinedTransaction == transaction
+      let marks = joinedTransaction == nil
+      if marks { joinedTransaction = transaction }
       lock.unlock()
-      context.join(self) { TransactionRecord(observable: self, oldValue: oldValue) }
+      guard !hasJoined else { return true }
+      context.join(self, marked: marks) {
+        TransactionRecord(observable: self, oldValue: oldValue, transaction: transaction)
+      }
       return true
     }
     // Inside a callback (of any observable) this thread must not wait for a turn.
@@ -160,12 +167,13 @@ extension ReadOnlyObservable {
   /// Runs a transaction's round for this observable: from the value before the transaction to
   /// the current one. A transaction that ends inside a callback is nested like a set made there:
   /// its rounds never wait for a turn.
-  final func commitTransaction(from oldValue: Value) {
+  final func commitTransaction(from oldValue: Value, of transaction: TransactionMark) {
     // The transaction's end opened a propagation of its own around its rounds.
     let isNested = ObservationContext.withCurrent(slot: contextSlot) { context in
       context.propagationDepth > 1 || context.isFlushing
     }
     lock.lock()
+    if joinedTransaction == transaction { joinedTransaction = nil }
     startRound(old: oldValue, new: storage, isNested: isNested)
   }
 
@@ -214,13 +222,15 @@ extension ReadOnlyObservable {
 private final class TransactionRecord<Value>: TransactionParticipant {
   let observable: ReadOnlyObservable<Value>
   let oldValue: Value
+  let transaction: TransactionMark
 
-  init(observable: ReadOnlyObservable<Value>, oldValue: Value) {
+  init(observable: ReadOnlyObservable<Value>, oldValue: Value, transaction: TransactionMark) {
     self.observable = observable
     self.oldValue = oldValue
+    self.transaction = transaction
   }
 
   func commitTransaction() {
-    observable.commitTransaction(from: oldValue)
+    observable.commitTransaction(from: oldValue, of: transaction)
   }
 }

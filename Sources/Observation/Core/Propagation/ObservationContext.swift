@@ -11,6 +11,14 @@ protocol PropagationNode: AnyObject {
 
 /// One propagation of one thread: events of a derived pipeline that carry the same tag are folded
 /// into one value.
+/// One outermost transaction of one thread. An observable it changed carries it until its round
+/// runs at the transaction's end, so that a later change in the same transaction finds it has
+/// joined without a look-up (see ``ObservationContext/join(_:marked:_:)``).
+struct TransactionMark: Equatable {
+  let context: ObjectIdentifier
+  let serial: UInt64
+}
+
 struct PropagationTag: Hashable {
   let context: ObjectIdentifier
   let serial: UInt64
@@ -61,8 +69,9 @@ final class ObservationContext {
   @exclusivity(unchecked) private(set) var transactionDepth = 0
   /// The changes of the current transaction, in the order their observables were first changed.
   @exclusivity(unchecked) private var participants: [any TransactionParticipant] = []
-  /// The observables of `participants`, so that asking whether one has joined costs O(1) rather
-  /// than a search of every change so far (quadratic in a transaction over many observables).
+  /// The observables of `participants` that joined without their mark (see ``join(_:marked:_:)``),
+  /// so that asking whether one has joined costs O(1) rather than a search of every change so far
+  /// (quadratic in a transaction over many observables).
   /// Each record keeps its observable alive until the transaction ends, so no identifier here
   /// can be reused by another object meanwhile.
   @exclusivity(unchecked) private var participantIdentities: Set<ObjectIdentifier> = []
@@ -186,14 +195,36 @@ final class ObservationContext {
   @inline(__always)
   var isInTransaction: Bool { transactionDepth > 0 }
 
+  /// The current outermost transaction; no other transaction running now, on this thread or
+  /// another, has the same.
+  var transaction: TransactionMark {
+    TransactionMark(context: ObjectIdentifier(self), serial: transactionSerial)
+  }
+  @exclusivity(unchecked) private var transactionSerial: UInt64 = 0
+
   func beginTransaction() {
+    if transactionDepth == 0 { transactionSerial &+= 1 }
     transactionDepth += 1
   }
 
-  /// Records the change of `observable` that `makeParticipant` describes, the first time it
-  /// changes in the current transaction, in O(1); later changes keep the first record.
-  func join(_ observable: AnyObject, _ makeParticipant: () -> any TransactionParticipant) {
-    guard participantIdentities.insert(ObjectIdentifier(observable)).inserted else { return }
+  /// Adds a change of `observable` to the current transaction, unless it has joined already.
+  /// `marked` tells whether the caller has just marked the observable with ``transaction``
+  /// (under the observable's lock, where it found no mark): then it is checked against the
+  /// observables that joined unmarked only, which is none unless another thread's transaction
+  /// held the mark meanwhile. An observable found marked by this transaction has joined already
+  /// and does not call this; one marked by another transaction joins here, by identity.
+  func join(
+    _ observable: AnyObject, marked: Bool = false,
+    _ makeParticipant: () -> any TransactionParticipant
+  ) {
+    let identity = ObjectIdentifier(observable)
+    if marked {
+      guard participantIdentities.isEmpty || !participantIdentities.contains(identity) else {
+        return
+      }
+    } else {
+      guard participantIdentities.insert(identity).inserted else { return }
+    }
     participants.append(makeParticipant())
   }
 
