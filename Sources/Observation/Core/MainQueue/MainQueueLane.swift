@@ -386,4 +386,8 @@ extension MainQueueLane: RoundLane {
 /// observable's lock establishes), so it needs no lock of its own.
 final class InlineRound {
   @exclusivity(unchecked) var isSet = false
+  /// The target of the last main-actor call queued in the lane (see `MainActorCall.target`),
+  /// for comparison only. Read and written, like `isSet`, only by the thread delivering the
+  /// observable, in the observable's order of rounds.
+  @exclusivity(unchecked) var lastQueuedTarget: ObjectIdentifier?
 }
