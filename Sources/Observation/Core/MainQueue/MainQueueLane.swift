@@ -244,6 +244,7 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
     let runsInline = scheduler.runsInline
     let isBudgeted = withinFrameBudget && !runsInline
     let start = isBudgeted ? DispatchTime.now().uptimeNanoseconds : 0
+    var batches = 0
     lock.lock()
     while true {
       // The batch goes to `spare`, which only this thread uses until it gives the lane back,
@@ -282,7 +283,16 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
         return
       }
       spare.shrink(toAtMost: Self.retainedCapacity, keeping: 16)
+      batches += 1
       if waitingCount == 0 {
+        // A producer that fed the turn while it delivered (more than one batch) is likely to
+        // set again within microseconds: waiting that long for it costs the main queue less
+        // than ending the turn, which makes the producer's next set pay a main-queue hop (a
+        // wake-up of the main thread) and its values wait for that hop.
+        let lingers =
+          isTurn && !latestPerTurn && !runsInline && batches > 1
+          && DispatchTime.now().uptimeNanoseconds &- start <= Self.frameBudgetNanoseconds
+        if lingers, awaitsSubmission() { continue }
         isDraining = false
         lock.unlock()
         return
@@ -299,6 +309,27 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
       if mustEnqueue { enqueueTurn() }
       return
     }
+  }
+
+  /// How many times a turn that ran out of items checks again for a submission before it ends
+  /// (see ``awaitsSubmission()``), and how many times it yields the processor before each
+  /// check: the whole wait lasts some microseconds, far less than a frame, and the lock the
+  /// producer submits under is taken a few times only.
+  private static var lingeringChecks: Int { 8 }
+  private static var yieldsPerCheck: Int { 4 }
+
+  /// Waits briefly for a submission, the lane still taken (`isDraining`, so a producer's
+  /// submission schedules no turn meanwhile). Entered and left with the lock held.
+  ///
+  /// - Returns: Whether an item arrived.
+  private func awaitsSubmission() -> Bool {
+    for _ in 0..<Self.lingeringChecks {
+      lock.unlock()
+      for _ in 0..<Self.yieldsPerCheck { ThreadID.yieldProcessor() }
+      lock.lock()
+      if waitingCount > 0 { return true }
+    }
+    return false
   }
 
   /// A scheduled main-queue turn: delivers what is waiting, unless the main queue is already
