@@ -266,4 +266,24 @@ struct MainActorWaitingCallTests {
     withExtendedLifetime(slow) {}
     #expect(screen.seen == [1])
   }
+
+  /// The lane holds an owner for the rest of a main-queue turn once a call loaded it: a callback
+  /// that lets go of the owner's last reference still ends its waiting calls there.
+  @Test func anOwnerDyingInACallbackGetsNoLaterCallOfTheSameTurn() async {
+    let source = Observable(0)
+    let screen = Screen()
+    nonisolated(unsafe) var owner: Owner? = Owner()
+    weak let released = owner
+    source.addObserver(owner!) { [weak screen] value, _ in
+      screen?.seen.append(value)
+      owner = nil
+    }
+    onAnotherThreadWhileMainWaits {
+      source.value = 1
+      source.value = 2
+    }
+    await letTheMainQueueRun()
+    #expect(screen.seen == [1])
+    #expect(released == nil)
+  }
 }

@@ -32,7 +32,8 @@ extension ReadOnlyObservable {
       deliversBacklogInline: true
     ) { [weak self] in
       guard let self else { return nil }
-      return { value, call in self.runWaitingCall(value, call, cursor) }
+      let batch = MainActorBatch(cursor)
+      return { value, call in self.runWaitingCall(value, call, batch.cursor) }
     }
     mainActorLanes.append(lane)
     hasMainActorLanes = true
@@ -56,12 +57,16 @@ extension ReadOnlyObservable {
     if let named = call.pointee.target, named !== cursor.current {
       cursor.current = named
       cursor.checkedEpoch = .max
+      // Released here, on the main queue and without a lock, if the owner died meanwhile.
+      cursor.heldOwner = nil
     }
     // Never `nil` here: a call that names no target follows one that did (see `MainActorCall`).
     guard let target = cursor.current else { return }
     let raw = UnsafeRawPointer(value)
     let option = call.pointee.option
-    while let epoch = target.runWaiting(raw, option, checkedEpoch: cursor.checkedEpoch) {
+    while let epoch = target.runWaiting(
+      raw, option, checkedEpoch: cursor.checkedEpoch, heldOwner: &cursor.heldOwner)
+    {
       lock.lock()
       let isEnded = hasEnded(target)
       lock.unlock()

@@ -135,6 +135,24 @@ final class MainActorLaneCursor {
   /// The ``MainActorEnds/epoch`` at which `current` was last found not ended by the observable's
   /// removals made during a delivery; `UInt.max` when not checked yet.
   @exclusivity(unchecked) var checkedEpoch = UInt.max
+  /// The owner of `current`'s registration, held for the rest of the batch once a call loaded
+  /// it (see ``ConfinedCallback/run(_:_:holding:)``); `nil` between batches.
+  @exclusivity(unchecked) var heldOwner: AnyObject?
+}
+
+/// One batch of a main-actor lane's calls: lets go of the owner its calls held when the lane
+/// is done with the batch (it releases the batch's closure, which holds this, without its
+/// lock).
+final class MainActorBatch {
+  let cursor: MainActorLaneCursor
+
+  init(_ cursor: MainActorLaneCursor) {
+    self.cursor = cursor
+  }
+
+  deinit {
+    cursor.heldOwner = nil
+  }
 }
 
 /// The lock shared by the targets of one main-actor lane and the count of the observable's
@@ -196,11 +214,14 @@ class MainActorCallTarget {
   ///   - option: The option delivered.
   ///   - checkedEpoch: The ``MainActorEnds/epoch`` at which the caller found the registration
   ///     not ended by the observable's removals; ignored for a token.
+  ///   - heldOwner: The registration's owner, held for the rest of the batch (see
+  ///     ``ConfinedCallback/run(_:_:holding:)``).
   /// - Returns: `nil` when the call ran or was dropped; otherwise (a removable target whose
   ///   observable recorded removals since `checkedEpoch`) the current epoch, and nothing ran:
   ///   the caller checks the removals and calls again.
   func runWaiting(
-    _ value: UnsafeRawPointer, _ option: ObservableOptions, checkedEpoch: UInt
+    _ value: UnsafeRawPointer, _ option: ObservableOptions, checkedEpoch: UInt,
+    heldOwner: inout AnyObject?
   ) -> UInt? {
     preconditionFailure("Overridden by MainActorTarget.")
   }
@@ -233,7 +254,8 @@ final class MainActorTarget<Value>: MainActorCallTarget {
   }
 
   override func runWaiting(
-    _ value: UnsafeRawPointer, _ option: ObservableOptions, checkedEpoch: UInt
+    _ value: UnsafeRawPointer, _ option: ObservableOptions, checkedEpoch: UInt,
+    heldOwner: inout AnyObject?
   ) -> UInt? {
     ends.lock.lock()
     if removable != nil, ends.epoch != checkedEpoch {
@@ -244,7 +266,8 @@ final class MainActorTarget<Value>: MainActorCallTarget {
     let confined = self.confined
     ends.lock.unlock()
     // Called outside the lock; it checks the owner.
-    confined?.run(value.assumingMemoryBound(to: Value.self).pointee, option)
+    confined?.run(
+      value.assumingMemoryBound(to: Value.self).pointee, option, holding: &heldOwner)
     return nil
   }
 }

@@ -38,7 +38,8 @@ import Dispatch
 final class MainQueueLane<Item, Tag>: @unchecked Sendable {
   let scheduler: MainScheduler
   /// Called once per batch, on the main queue: what delivers the batch's items, or `nil` when
-  /// their receiver is gone (the items are then dropped). Once per batch, so that an owner that
+  /// their receiver is gone (the items are then dropped). What it returns is released, without
+  /// the lock, before the next batch. Once per batch, so that an owner that
   /// the lane holds weakly pays its weak load once per batch, not once per item. The items and
   /// tags are lent to it in place, through pointers valid for the call: a copy of a tag that
   /// holds a weak reference costs two atomic operations on the referenced object.
@@ -253,22 +254,7 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
       let count = spare.count
       waitingCount -= count
       lock.unlock()
-      var delivered = 0
-      if let deliver = deliverer() {
-        // Lent to `deliver` in place, not copied.
-        while delivered < count {
-          let (item, tag) = spare.element(at: delivered)
-          deliver(item, tag)
-          delivered += 1
-          if isBudgeted, delivered < count,
-            DispatchTime.now().uptimeNanoseconds &- start > Self.frameBudgetNanoseconds
-          {
-            break
-          }
-        }
-      } else {
-        delivered = count
-      }
+      let delivered = deliverBatch(count: count, budgetStart: isBudgeted ? start : nil)
       // Released here, without the lock: an item's deinit may be user code.
       spare.removeFirst(delivered)
       lock.lock()
@@ -309,6 +295,29 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
       if mustEnqueue { enqueueTurn() }
       return
     }
+  }
+
+  /// Delivers the first `count` items of `spare`, the lock not held, until the frame budget
+  /// counted from `budgetStart` (if any) is spent. A function of its own so that the closure
+  /// `deliverer` returned for the batch, and what it holds, is released before it returns: the
+  /// caller takes the lock next.
+  ///
+  /// - Returns: How many items were delivered (all of them when `deliverer` returns `nil`).
+  private func deliverBatch(count: Int, budgetStart: UInt64?) -> Int {
+    guard let deliver = deliverer() else { return count }
+    var delivered = 0
+    // Lent to `deliver` in place, not copied.
+    while delivered < count {
+      let (item, tag) = spare.element(at: delivered)
+      deliver(item, tag)
+      delivered += 1
+      if let budgetStart, delivered < count,
+        DispatchTime.now().uptimeNanoseconds &- budgetStart > Self.frameBudgetNanoseconds
+      {
+        break
+      }
+    }
+    return delivered
   }
 
   /// How many times a turn that ran out of items checks again for a submission before it ends
