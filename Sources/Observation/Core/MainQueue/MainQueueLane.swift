@@ -270,6 +270,16 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
       }
       spare.shrink(toAtMost: Self.retainedCapacity, keeping: 16)
       batches += 1
+      if isTurn, !latestPerTurn, !runsInline, count < Self.gatheredItems,
+        waitingCount < Self.gatheredItems
+      {
+        // A turn faster than its producer would take its items one or two at a time, meeting
+        // the producer on the lock (and on the buffer's memory) once per item: letting a few
+        // more gather first keeps that once per batch.
+        lock.unlock()
+        for _ in 0..<Self.yieldsPerCheck { ThreadID.yieldProcessor() }
+        lock.lock()
+      }
       if waitingCount == 0 {
         // A producer that fed the turn while it delivered (more than one batch) is likely to
         // set again within microseconds: waiting that long for it costs the main queue less
@@ -322,21 +332,28 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
 
   /// How many times a turn that ran out of items checks again for a submission before it ends
   /// (see ``awaitsSubmission()``), and how many times it yields the processor before each
-  /// check: the whole wait lasts some microseconds, far less than a frame, and the lock the
-  /// producer submits under is taken a few times only.
+  /// check: the lock the producer submits under is taken a few times only.
   private static var lingeringChecks: Int { 8 }
   private static var yieldsPerCheck: Int { 4 }
+  /// Below this many items, a turn lets more gather before it takes the next batch.
+  private static var gatheredItems: Int { 32 }
+  /// The longest a turn lingers, however its yields went: a yield on a loaded core can give
+  /// another thread a whole time slice, and the main queue must not wait for that more than
+  /// once.
+  private static var lingeringNanoseconds: UInt64 { 50_000 }
 
   /// Waits briefly for a submission, the lane still taken (`isDraining`, so a producer's
   /// submission schedules no turn meanwhile). Entered and left with the lock held.
   ///
   /// - Returns: Whether an item arrived.
   private func awaitsSubmission() -> Bool {
+    let start = DispatchTime.now().uptimeNanoseconds
     for _ in 0..<Self.lingeringChecks {
       lock.unlock()
       for _ in 0..<Self.yieldsPerCheck { ThreadID.yieldProcessor() }
       lock.lock()
       if waitingCount > 0 { return true }
+      if DispatchTime.now().uptimeNanoseconds &- start > Self.lingeringNanoseconds { break }
     }
     return false
   }
