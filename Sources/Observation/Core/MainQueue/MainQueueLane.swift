@@ -246,6 +246,10 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
     let isBudgeted = withinFrameBudget && !runsInline
     let start = isBudgeted ? DispatchTime.now().uptimeNanoseconds : 0
     var batches = 0
+    // Only a turn of the real main queue, fed by other threads, paces itself on its producer
+    // (see `pause()`); a test scheduler's turns stay step by step.
+    let paces: Bool
+    if isTurn, !latestPerTurn, case .main = scheduler.kind { paces = true } else { paces = false }
     lock.lock()
     while true {
       // The batch goes to `spare`, which only this thread uses until it gives the lane back,
@@ -270,14 +274,12 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
       }
       spare.shrink(toAtMost: Self.retainedCapacity, keeping: 16)
       batches += 1
-      if isTurn, !latestPerTurn, !runsInline, count < Self.gatheredItems,
-        waitingCount < Self.gatheredItems
-      {
+      if paces, count < Self.gatheredItems, waitingCount < Self.gatheredItems {
         // A turn faster than its producer would take its items one or two at a time, meeting
         // the producer on the lock (and on the buffer's memory) once per item: letting a few
         // more gather first keeps that once per batch.
         lock.unlock()
-        for _ in 0..<Self.yieldsPerCheck { ThreadID.yieldProcessor() }
+        Self.pause()
         lock.lock()
       }
       if waitingCount == 0 {
@@ -286,7 +288,7 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
         // than ending the turn, which makes the producer's next set pay a main-queue hop (a
         // wake-up of the main thread) and its values wait for that hop.
         let lingers =
-          isTurn && !latestPerTurn && !runsInline && batches > 1
+          paces && batches > 1
           && DispatchTime.now().uptimeNanoseconds &- start <= Self.frameBudgetNanoseconds
         if lingers, awaitsSubmission() { continue }
         isDraining = false
@@ -330,31 +332,35 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
     return delivered
   }
 
-  /// How many times a turn that ran out of items checks again for a submission before it ends
-  /// (see ``awaitsSubmission()``), and how many times it yields the processor before each
-  /// check: the lock the producer submits under is taken a few times only.
-  private static var lingeringChecks: Int { 8 }
-  private static var yieldsPerCheck: Int { 4 }
   /// Below this many items, a turn lets more gather before it takes the next batch.
   private static var gatheredItems: Int { 32 }
-  /// The longest a turn lingers, however its yields went: a yield on a loaded core can give
-  /// another thread a whole time slice, and the main queue must not wait for that more than
-  /// once.
+  /// How many times a turn yields the processor to let items gather, or between two checks
+  /// for a submission while it lingers: a yield lets the producer run even on the main
+  /// thread's core, where a spin would keep it from running.
+  private static var yieldsPerPause: Int { 4 }
+  /// The longest a turn that ran out of items waits for the next one: it checks again after
+  /// each pause until then. A yield on a loaded core can hand another thread a whole time
+  /// slice; the main queue pays that at most once per turn.
   private static var lingeringNanoseconds: UInt64 { 50_000 }
 
+  /// Lets other threads run for a few microseconds, the lock not held.
+  private static func pause() {
+    for _ in 0..<yieldsPerPause { ThreadID.yieldProcessor() }
+  }
+
   /// Waits briefly for a submission, the lane still taken (`isDraining`, so a producer's
-  /// submission schedules no turn meanwhile). Entered and left with the lock held.
+  /// submission schedules no turn meanwhile), checking under the lock after each pause only,
+  /// so that the producer rarely meets it there. Entered and left with the lock held.
   ///
   /// - Returns: Whether an item arrived.
   private func awaitsSubmission() -> Bool {
     let start = DispatchTime.now().uptimeNanoseconds
-    for _ in 0..<Self.lingeringChecks {
+    repeat {
       lock.unlock()
-      for _ in 0..<Self.yieldsPerCheck { ThreadID.yieldProcessor() }
+      Self.pause()
       lock.lock()
       if waitingCount > 0 { return true }
-      if DispatchTime.now().uptimeNanoseconds &- start > Self.lingeringNanoseconds { break }
-    }
+    } while DispatchTime.now().uptimeNanoseconds &- start < Self.lingeringNanoseconds
     return false
   }
 
