@@ -17,14 +17,18 @@ import Dispatch
 /// delivers, until the lane is empty or a frame's worth of time (``frameBudgetNanoseconds``) has
 /// passed: then it schedules another turn for the rest, so neither a fast producer nor a backlog
 /// of a million values can hold the main queue for longer than a frame, and a producer that
-/// keeps the lane busy costs one hop per frame, not one per value. A lane made with
-/// `latestPerTurn` (a coalescing driver's) instead delivers only what waits when its turn
-/// starts, which merging has reduced to the latest value.
+/// keeps the lane busy costs one hop per frame, not one per value. On the real main queue, a
+/// turn that its producer fed while it delivered also lets a few items gather before a small
+/// batch and, once the lane is empty, waits some microseconds for the next item before it ends
+/// (``awaitsSubmission()``): a turn faster than its producer would otherwise end every few
+/// dozen values, and each next value would pay a hop. A lane made with `latestPerTurn` (a
+/// coalescing driver's) instead delivers only what waits when its turn starts, which merging
+/// has reduced to the latest value.
 ///
 /// The turn takes the waiting items in one step under the lock and delivers them without it, so
 /// a producer and the main queue meet on the lock once per batch, not once per item. Each item
 /// carries a tag of a type that is not generic (a driver's sequence number, a main-actor call's
-/// handle and options): the owners' items would otherwise be a generic enum or struct built
+/// target and options): the owners' items would otherwise be a generic enum or struct built
 /// around their value, and in this unspecialized code every use of such a type costs a metadata
 /// look-up, while `Item` and `Tag` come with the lane.
 ///
