@@ -28,8 +28,15 @@ class MainActorHandle<Value>: RegistrationRemoving {
   private let confined: ConfinedCallback<Value>
   private let lane: MainQueueLane<Value, MainActorCall>
   private let inlineRound: InlineRound
-  /// What this handle's waiting calls run.
-  private let target: MainActorTarget<Value>
+  private let ends: MainActorEnds
+  /// What this handle's waiting calls run: made with the first of them, so that registering
+  /// (and a handle whose calls never wait, the main thread's inline rounds) costs no object
+  /// more. Written under `ends.lock` by the observable's deliverer only; the deliverer reads it
+  /// without the lock (the observable's lock orders its deliverers one after another, as for
+  /// ``InlineRound``), the thread that ends the registration under it.
+  @exclusivity(unchecked) private var madeTarget: MainActorTarget<Value>?
+  /// Set under `ends.lock` when the registration ends: a target made after that is born ended.
+  @exclusivity(unchecked) private var hasEnded = false
   /// For a token registration: the observable its token removes the registration from.
   private let source: ReadOnlyObservable<Value>?
 
@@ -37,28 +44,50 @@ class MainActorHandle<Value>: RegistrationRemoving {
     _ callback: @escaping (Value, ObservableOptions) -> Void,
     owner: AnyObject?,
     lane: MainActorLane<Value>,
-    tokenSource: ReadOnlyObservable<Value>? = nil,
-    removableAs key: (key: RegistrationKey, serial: UInt)? = nil
+    tokenSource: ReadOnlyObservable<Value>? = nil
   ) {
-    let confined = ConfinedCallback(callback, owner: owner)
     self.callback = callback
-    self.confined = confined
+    self.confined = ConfinedCallback(callback, owner: owner)
     self.lane = lane.lane
     self.inlineRound = lane.lane.inlineRound
-    self.target = MainActorTarget(confined, ends: lane.ends, removableAs: key)
+    self.ends = lane.ends
     self.source = tokenSource
   }
 
   deinit {
     // The registration's closure (or its token) let go of the handle: the registration ended.
-    target.end()
+    endTarget()
   }
 
   final func removeRegistration(identifiedBy handle: AnyObject) {
     // Before the observable's removal, not in `deinit`: a round in progress may still hold the
     // handle after the token let go of it.
-    target.end()
+    endTarget()
     source?.removeRegistration(identifiedBy: handle)
+  }
+
+  /// For a registration that a removal names: its key and serial (see
+  /// ``MainActorCallTarget/removable``); `nil` for a token.
+  var removable: (key: RegistrationKey, serial: UInt)? { nil }
+
+  /// Ends the registration for its waiting calls (see ``MainActorTarget/end()``).
+  private func endTarget() {
+    ends.lock.lock()
+    hasEnded = true
+    let target = madeTarget
+    ends.lock.unlock()
+    target?.end()
+  }
+
+  /// The target, made by the first call that waits (see `madeTarget`).
+  private var target: MainActorTarget<Value> {
+    if let madeTarget { return madeTarget }
+    let removable = self.removable
+    ends.lock.lock()
+    let made = MainActorTarget(hasEnded ? nil : confined, ends: ends, removableAs: removable)
+    madeTarget = made
+    ends.lock.unlock()
+    return made
   }
 
   /// Called by whichever thread delivers the observable's change.
@@ -93,14 +122,24 @@ class MainActorHandle<Value>: RegistrationRemoving {
 /// target knows its registration, so that a removal made while another thread delivers drops
 /// its waiting calls at once (see ``ReadOnlyObservable/runWaitingCall(_:_:_:)``).
 final class RemovableMainActorHandle<Value>: MainActorHandle<Value> {
+  /// The registration this handle delivers.
+  private let key: RegistrationKey
+  /// Orders the observable's main-actor handles by creation, so a removal ends only the
+  /// registrations made before it.
+  private let serial: UInt
+
   init(
     _ callback: @escaping (Value, ObservableOptions) -> Void,
     owner: AnyObject?,
     key: RegistrationKey,
     lane: (lane: MainActorLane<Value>, serial: UInt)
   ) {
-    super.init(callback, owner: owner, lane: lane.lane, removableAs: (key, lane.serial))
+    self.key = key
+    self.serial = lane.serial
+    super.init(callback, owner: owner, lane: lane.lane)
   }
+
+  override var removable: (key: RegistrationKey, serial: UInt)? { (key, serial) }
 }
 
 /// An observable's main-actor lane for one main scheduler, with what its handles share.
@@ -234,8 +273,12 @@ final class MainActorTarget<Value>: MainActorCallTarget {
   /// Guarded by `ends.lock`.
   @exclusivity(unchecked) private var confined: ConfinedCallback<Value>?
 
+  /// - Parameters:
+  ///   - confined: The callback; `nil` for a target made after its registration ended.
+  ///   - ends: The lane's lock and removal epoch.
+  ///   - removable: The registration's key and serial, for one that a removal names.
   init(
-    _ confined: ConfinedCallback<Value>,
+    _ confined: ConfinedCallback<Value>?,
     ends: MainActorEnds,
     removableAs removable: (key: RegistrationKey, serial: UInt)?
   ) {
