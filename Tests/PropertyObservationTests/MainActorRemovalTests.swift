@@ -7,7 +7,25 @@ import Testing
 /// A view controller's stand-in: main-actor state written by its callbacks.
 @MainActor private final class Screen {
   var seen: [Int] = []
+  var secondSeen: [Int] = []
   var number = 0
+}
+
+/// Runs `body` on another thread while the main thread waits, so the main queue runs nothing
+/// meanwhile: main-actor calls queued by `body` are still waiting when this returns.
+private func onAnotherThreadWhileMainWaits(_ body: @escaping @Sendable () -> Void) {
+  let done = DispatchSemaphore(value: 0)
+  DispatchQueue.global().async {
+    body()
+    done.signal()
+  }
+  done.wait()
+}
+
+/// Lets the main queue run what waits for it.
+@MainActor private func letTheMainQueueRun() async {
+  for _ in 0..<20 { await Task.yield() }
+  try? await Task.sleep(nanoseconds: 20_000_000)
 }
 
 /// Ending a main-actor registration on the main actor drops the calls already waiting for the
@@ -140,5 +158,132 @@ struct MainActorRemovalTests {
       try? await Task.sleep(nanoseconds: 10_000_000)
       #expect(screen.seen.count == seenAtRemoval, "calls arrived after removeObserver returned")
     }
+  }
+
+}
+
+/// Ending a main-actor registration elsewhere than on the main actor, or from another main-actor
+/// callback of the same main-queue turn, drops the calls already waiting for the main queue.
+@Suite("Ending a main-actor registration while its calls wait", .serialized)
+@MainActor
+struct MainActorWaitingCallTests {
+  @Test func removeObserverOnAnotherThreadDropsTheCallsAlreadyWaiting() async {
+    let source = Observable(0)
+    let owner = Owner()
+    let screen = Screen()
+    source.addObserver(owner) { [weak screen] value, _ in screen?.seen.append(value) }
+    onAnotherThreadWhileMainWaits {
+      source.value = 1
+      source.value = 2
+    }
+    // Both calls wait for the main queue, which the main actor keeps busy until here.
+    onAnotherThreadWhileMainWaits { source.removeObserver(owner) }
+    await letTheMainQueueRun()
+    #expect(screen.seen == [])
+  }
+
+  @Test func cancellingATokenOnAnotherThreadDropsTheCallsAlreadyWaiting() async {
+    let source = Observable(0)
+    let screen = Screen()
+    let token = source.observe { [weak screen] value, _ in screen?.seen.append(value) }
+    onAnotherThreadWhileMainWaits {
+      source.value = 1
+      source.value = 2
+    }
+    onAnotherThreadWhileMainWaits { token.cancel() }
+    await letTheMainQueueRun()
+    #expect(screen.seen == [])
+  }
+
+  @Test func aCallbackRemovingALaterObserverDropsItsCallsOfTheSameTurn() async {
+    let source = Observable(0)
+    let first = Owner()
+    let second = Owner()
+    let screen = Screen()
+    source.addObserver(first) { [weak screen] value, _ in
+      screen?.seen.append(value)
+      if value == 1 { source.removeObserver(second) }
+    }
+    source.addObserver(second) { [weak screen] value, _ in screen?.secondSeen.append(value) }
+    // Queued in one turn: first's 1, second's 1, first's 2, second's 2.
+    onAnotherThreadWhileMainWaits {
+      source.value = 1
+      source.value = 2
+    }
+    await letTheMainQueueRun()
+    #expect(screen.seen == [1, 2])
+    #expect(screen.secondSeen == [])
+  }
+
+  @Test func aCallbackCancellingALaterTokenDropsItsCallsOfTheSameTurn() async {
+    let source = Observable(0)
+    let screen = Screen()
+    nonisolated(unsafe) var second: ObservationToken?
+    let first = source.observe { [weak screen] value, _ in
+      screen?.seen.append(value)
+      if value == 1 { second?.cancel() }
+    }
+    second = source.observe { [weak screen] value, _ in screen?.secondSeen.append(value) }
+    onAnotherThreadWhileMainWaits {
+      source.value = 1
+      source.value = 2
+    }
+    await letTheMainQueueRun()
+    #expect(screen.seen == [1, 2])
+    #expect(screen.secondSeen == [])
+    withExtendedLifetime(first) {}
+  }
+
+  /// A registration that removes itself in its first waiting call, while another thread's round
+  /// is in progress (the registration then stays in the list until that round ends): its next
+  /// waiting call, right behind the first in the same turn, must not run.
+  @Test func aCallbackRemovingItselfDuringAnotherThreadsRoundDropsItsNextWaitingCall() async {
+    let source = Observable(0)
+    let owner = Owner()
+    let screen = Screen()
+    source.addObserver(owner) { [weak screen] value, _ in
+      screen?.seen.append(value)
+      if value == 1 { source.removeObserver(owner) }
+    }
+    let arrived = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    let slow = source.observe(isolation: nil) { @Sendable value, _ in
+      guard value == 3 else { return }
+      arrived.signal()
+      _ = release.wait(timeout: .now() + 120)
+    }
+    // The main actor stays busy until round 3 is held: the calls for 1 and 2 wait, in one turn.
+    let producer = runInBackground(on: DispatchQueue(label: "producer")) {
+      source.value = 1
+      source.value = 2
+      source.value = 3
+    }
+    #expect(arrived.wait(timeout: .now() + 120) == .success, "round 3 never started")
+    await letTheMainQueueRun()
+    release.signal()
+    #expect(await producer.finished("the producer", timeout: 120))
+    await letTheMainQueueRun()
+    withExtendedLifetime(slow) {}
+    #expect(screen.seen == [1])
+  }
+
+  /// The lane holds an owner for the rest of a main-queue turn once a call loaded it: a callback
+  /// that lets go of the owner's last reference still ends its waiting calls there.
+  @Test func anOwnerDyingInACallbackGetsNoLaterCallOfTheSameTurn() async {
+    let source = Observable(0)
+    let screen = Screen()
+    nonisolated(unsafe) var owner: Owner? = Owner()
+    weak let released = owner
+    source.addObserver(owner!) { [weak screen] value, _ in
+      screen?.seen.append(value)
+      owner = nil
+    }
+    onAnotherThreadWhileMainWaits {
+      source.value = 1
+      source.value = 2
+    }
+    await letTheMainQueueRun()
+    #expect(screen.seen == [1])
+    #expect(released == nil)
   }
 }

@@ -81,6 +81,14 @@ public class ReadOnlyObservable<Value> {
   /// registers again at once is not taken for its ended registration.
   @exclusivity(unchecked) var endedDuringDelivery: [(selection: Selection, before: UInt)] =
     []
+  {
+    // A waiting main-actor call checks these removals only when the epoch moved since it last
+    // did (see `runWaitingCall`): each one recorded moves it. Emptying them ends nothing.
+    didSet { if !endedDuringDelivery.isEmpty { mainActorEnds?.removalRecorded() } }
+  }
+  /// What this observable's main-actor targets share (see ``MainActorEnds``): made with the first
+  /// main-actor lane.
+  @exclusivity(unchecked) var mainActorEnds: MainActorEnds?
   /// The serial of the next main-actor handle.
   @exclusivity(unchecked) var nextHandleSerial: UInt = 0
   /// Registrations the deliverer has reached behind a gate that was still closed, with the

@@ -9,55 +9,77 @@ extension ReadOnlyObservable {
   ///
   /// - Returns: The lane, and the serial of the handle about to be made for it (see
   ///   `endedDuringDelivery`).
-  final func mainActorLane() -> (lane: MainQueueLane<Value, MainActorCall>, serial: UInt) {
+  final func mainActorLane() -> (lane: MainActorLane<Value>, serial: UInt) {
     let scheduler = MainScheduler.current
     lock.lock()
     defer { lock.unlock() }
     let serial = nextHandleSerial
     nextHandleSerial &+= 1
+    let ends: MainActorEnds
+    if let existing = mainActorEnds {
+      ends = existing
+    } else {
+      ends = MainActorEnds()
+      mainActorEnds = ends
+    }
     for case let lane as MainQueueLane<Value, MainActorCall> in mainActorLanes
     where lane.scheduler.isSame(as: scheduler) {
-      return (lane, serial)
+      return (MainActorLane(lane: lane, ends: ends), serial)
     }
+    let cursor = MainActorLaneCursor()
     let lane = MainQueueLane<Value, MainActorCall>(
       scheduler: scheduler,
       deliversBacklogInline: true
     ) { [weak self] in
       guard let self else { return nil }
-      return { value, call in self.runWaitingCall(value, call) }
+      let batch = MainActorBatch(cursor)
+      return { value, call in self.runWaitingCall(value, call, batch.cursor) }
     }
     mainActorLanes.append(lane)
     hasMainActorLanes = true
-    return (lane, serial)
+    return (MainActorLane(lane: lane, ends: ends), serial)
   }
 
   /// Runs a main-actor call that waited in the lane, on the main actor, unless its registration
-  /// has ended since it was queued: its closure was released (the call's handle is gone), or a
-  /// removal was made while another thread delivered (``hasEnded(_:)``). For a handle that a
-  /// removal can end, the handle is loaded under the lock, so a removal and the release that
-  /// follows it cannot both be missed; a token's handle is never ended by a removal (cancelling
-  /// releases it), so its calls do not take the lock, which the producer of the values holds
-  /// for part of every set.
-  final func runWaitingCall(_ value: UnsafePointer<Value>, _ call: UnsafePointer<MainActorCall>) {
-    let handle: MainActorCallTarget?
-    if call.pointee.endsByRemoval {
-      lock.lock()
-      let loaded = call.pointee.target.handle
-      let isLive = loaded.map { !hasEnded($0) } ?? false
-      lock.unlock()
-      // Released here, if it is the last reference, outside the lock.
-      handle = isLive ? loaded : nil
-    } else {
-      handle = call.pointee.target.handle
+  /// has ended since it was queued: its target was ended (``MainActorTarget/end()``), or a
+  /// removal was made while another thread delivered (``hasEnded(_:)``).
+  ///
+  /// The per-call path takes no lock of the observable, which the producer of the values holds
+  /// for part of every set: only the lane's ``MainActorEnds`` lock, inside the target. The
+  /// observable's removals are checked under its lock only when the target changes or the
+  /// observable recorded a removal since the last check (``MainActorEnds/epoch``); a removal
+  /// recorded after that check moves the epoch, so the next call checks again.
+  final func runWaitingCall(
+    _ value: UnsafePointer<Value>,
+    _ call: UnsafePointer<MainActorCall>,
+    _ cursor: MainActorLaneCursor
+  ) {
+    if let named = call.pointee.target, named !== cursor.current {
+      cursor.current = named
+      cursor.checkedEpoch = .max
+      // Released here, on the main queue and without a lock, if the owner died meanwhile.
+      cursor.heldOwner = nil
     }
-    handle?.runWaiting(UnsafeRawPointer(value), call.pointee.option)
+    // Never `nil` here: a call that names no target follows one that did (see `MainActorCall`).
+    guard let target = cursor.current else { return }
+    let raw = UnsafeRawPointer(value)
+    let option = call.pointee.option
+    while let epoch = target.runWaiting(
+      raw, option, checkedEpoch: cursor.checkedEpoch, heldOwner: &cursor.heldOwner)
+    {
+      lock.lock()
+      let isEnded = hasEnded(target)
+      lock.unlock()
+      if isEnded { return }
+      cursor.checkedEpoch = epoch
+    }
   }
 
-  /// Whether a removal made during the current delivery selects `key`'s registration, lock held.
-  /// Such a registration stays in the list until the deliverer's next round boundary, but its
-  /// waiting main-actor calls must not run once the removing call has returned.
-  func hasEnded(_ handle: MainActorCallTarget) -> Bool {
-    !endedDuringDelivery.isEmpty && handle.isEnded(by: endedDuringDelivery)
+  /// Whether a removal made during the current delivery selects `target`'s registration, lock
+  /// held. Such a registration stays in the list until the deliverer's next round boundary, but
+  /// its waiting main-actor calls must not run once the removing call has returned.
+  func hasEnded(_ target: MainActorCallTarget) -> Bool {
+    !endedDuringDelivery.isEmpty && target.isEnded(by: endedDuringDelivery)
   }
 
   /// The lane of this observable's registrations made on `actor`: shared by all of them, so that

@@ -19,4 +19,27 @@ final class ConfinedCallback<Value> {
     callback(value, option)
     withExtendedLifetime(owner) {}
   }
+
+  /// ``run(_:_:)`` for consecutive calls of one batch of a main-queue lane: `held` keeps the
+  /// owner that an earlier call of the batch loaded, so a call loads the weak reference (whose
+  /// count a background producer's rounds change at the same time) once per batch, not once per
+  /// call. The owner is dead once `held` is its only strong reference: the call is then dropped
+  /// and the owner released at once, as it would have been without `held`.
+  ///
+  /// - Parameters:
+  ///   - value: The call's value.
+  ///   - option: The option delivered.
+  ///   - held: The owner held for the batch, `nil` at its start; the caller releases it at the
+  ///     end of the batch, outside any lock.
+  func run(_ value: Value, _ option: ObservableOptions, holding held: inout AnyObject?) {
+    guard hasOwner else { return callback(value, option) }
+    if held == nil {
+      guard let owner else { return }
+      held = owner
+    } else if isKnownUniquelyReferenced(&held) {
+      held = nil
+      return
+    }
+    callback(value, option)
+  }
 }

@@ -17,14 +17,18 @@ import Dispatch
 /// delivers, until the lane is empty or a frame's worth of time (``frameBudgetNanoseconds``) has
 /// passed: then it schedules another turn for the rest, so neither a fast producer nor a backlog
 /// of a million values can hold the main queue for longer than a frame, and a producer that
-/// keeps the lane busy costs one hop per frame, not one per value. A lane made with
-/// `latestPerTurn` (a coalescing driver's) instead delivers only what waits when its turn
-/// starts, which merging has reduced to the latest value.
+/// keeps the lane busy costs one hop per frame, not one per value. On the real main queue, a
+/// turn that its producer fed while it delivered also lets a few items gather before a small
+/// batch and, once the lane is empty, waits some microseconds for the next item before it ends
+/// (``awaitsSubmission()``): a turn faster than its producer would otherwise end every few
+/// dozen values, and each next value would pay a hop. A lane made with `latestPerTurn` (a
+/// coalescing driver's) instead delivers only what waits when its turn starts, which merging
+/// has reduced to the latest value.
 ///
 /// The turn takes the waiting items in one step under the lock and delivers them without it, so
 /// a producer and the main queue meet on the lock once per batch, not once per item. Each item
 /// carries a tag of a type that is not generic (a driver's sequence number, a main-actor call's
-/// handle and options): the owners' items would otherwise be a generic enum or struct built
+/// target and options): the owners' items would otherwise be a generic enum or struct built
 /// around their value, and in this unspecialized code every use of such a type costs a metadata
 /// look-up, while `Item` and `Tag` come with the lane.
 ///
@@ -38,7 +42,8 @@ import Dispatch
 final class MainQueueLane<Item, Tag>: @unchecked Sendable {
   let scheduler: MainScheduler
   /// Called once per batch, on the main queue: what delivers the batch's items, or `nil` when
-  /// their receiver is gone (the items are then dropped). Once per batch, so that an owner that
+  /// their receiver is gone (the items are then dropped). What it returns is released, without
+  /// the lock, before the next batch. Once per batch, so that an owner that
   /// the lane holds weakly pays its weak load once per batch, not once per item. The items and
   /// tags are lent to it in place, through pointers valid for the call: a copy of a tag that
   /// holds a weak reference costs two atomic operations on the referenced object.
@@ -244,6 +249,11 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
     let runsInline = scheduler.runsInline
     let isBudgeted = withinFrameBudget && !runsInline
     let start = isBudgeted ? DispatchTime.now().uptimeNanoseconds : 0
+    var batches = 0
+    // Only a turn of the real main queue, fed by other threads, paces itself on its producer
+    // (see `pause()`); a test scheduler's turns stay step by step.
+    let paces: Bool
+    if isTurn, !latestPerTurn, case .main = scheduler.kind { paces = true } else { paces = false }
     lock.lock()
     while true {
       // The batch goes to `spare`, which only this thread uses until it gives the lane back,
@@ -252,22 +262,7 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
       let count = spare.count
       waitingCount -= count
       lock.unlock()
-      var delivered = 0
-      if let deliver = deliverer() {
-        // Lent to `deliver` in place, not copied.
-        while delivered < count {
-          let (item, tag) = spare.element(at: delivered)
-          deliver(item, tag)
-          delivered += 1
-          if isBudgeted, delivered < count,
-            DispatchTime.now().uptimeNanoseconds &- start > Self.frameBudgetNanoseconds
-          {
-            break
-          }
-        }
-      } else {
-        delivered = count
-      }
+      let delivered = deliverBatch(count: count, budgetStart: isBudgeted ? start : nil)
       // Released here, without the lock: an item's deinit may be user code.
       spare.removeFirst(delivered)
       lock.lock()
@@ -282,7 +277,24 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
         return
       }
       spare.shrink(toAtMost: Self.retainedCapacity, keeping: 16)
+      batches += 1
+      if paces, count < Self.gatheredItems, waitingCount < Self.gatheredItems {
+        // A turn faster than its producer would take its items one or two at a time, meeting
+        // the producer on the lock (and on the buffer's memory) once per item: letting a few
+        // more gather first keeps that once per batch.
+        lock.unlock()
+        Self.pause()
+        lock.lock()
+      }
       if waitingCount == 0 {
+        // A producer that fed the turn while it delivered (more than one batch) is likely to
+        // set again within microseconds: waiting that long for it costs the main queue less
+        // than ending the turn, which makes the producer's next set pay a main-queue hop (a
+        // wake-up of the main thread) and its values wait for that hop.
+        let lingers =
+          paces && batches > 1
+          && DispatchTime.now().uptimeNanoseconds &- start <= Self.frameBudgetNanoseconds
+        if lingers, awaitsSubmission() { continue }
         isDraining = false
         lock.unlock()
         return
@@ -299,6 +311,61 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
       if mustEnqueue { enqueueTurn() }
       return
     }
+  }
+
+  /// Delivers the first `count` items of `spare`, the lock not held, until the frame budget
+  /// counted from `budgetStart` (if any) is spent. A function of its own so that the closure
+  /// `deliverer` returned for the batch, and what it holds, is released before it returns: the
+  /// caller takes the lock next.
+  ///
+  /// - Returns: How many items were delivered (all of them when `deliverer` returns `nil`).
+  private func deliverBatch(count: Int, budgetStart: UInt64?) -> Int {
+    guard let deliver = deliverer() else { return count }
+    var delivered = 0
+    // Lent to `deliver` in place, not copied.
+    while delivered < count {
+      let (item, tag) = spare.element(at: delivered)
+      deliver(item, tag)
+      delivered += 1
+      if let budgetStart, delivered < count,
+        DispatchTime.now().uptimeNanoseconds &- budgetStart > Self.frameBudgetNanoseconds
+      {
+        break
+      }
+    }
+    return delivered
+  }
+
+  /// Below this many items, a turn lets more gather before it takes the next batch.
+  private static var gatheredItems: Int { 32 }
+  /// How many times a turn yields the processor to let items gather, or between two checks
+  /// for a submission while it lingers: a yield lets the producer run even on the main
+  /// thread's core, where a spin would keep it from running.
+  private static var yieldsPerPause: Int { 4 }
+  /// The longest a turn that ran out of items waits for the next one: it checks again after
+  /// each pause until then. A yield on a loaded core can hand another thread a whole time
+  /// slice; the main queue pays that at most once per turn.
+  private static var lingeringNanoseconds: UInt64 { 50_000 }
+
+  /// Lets other threads run for a few microseconds, the lock not held.
+  private static func pause() {
+    for _ in 0..<yieldsPerPause { ThreadID.yieldProcessor() }
+  }
+
+  /// Waits briefly for a submission, the lane still taken (`isDraining`, so a producer's
+  /// submission schedules no turn meanwhile), checking under the lock after each pause only,
+  /// so that the producer rarely meets it there. Entered and left with the lock held.
+  ///
+  /// - Returns: Whether an item arrived.
+  private func awaitsSubmission() -> Bool {
+    let start = DispatchTime.now().uptimeNanoseconds
+    repeat {
+      lock.unlock()
+      Self.pause()
+      lock.lock()
+      if waitingCount > 0 { return true }
+    } while DispatchTime.now().uptimeNanoseconds &- start < Self.lingeringNanoseconds
+    return false
   }
 
   /// A scheduled main-queue turn: delivers what is waiting, unless the main queue is already
@@ -386,4 +453,8 @@ extension MainQueueLane: RoundLane {
 /// observable's lock establishes), so it needs no lock of its own.
 final class InlineRound {
   @exclusivity(unchecked) var isSet = false
+  /// The target of the last main-actor call queued in the lane (see `MainActorCall.target`),
+  /// for comparison only. Read and written, like `isSet`, only by the thread delivering the
+  /// observable, in the observable's order of rounds.
+  @exclusivity(unchecked) var lastQueuedTarget: ObjectIdentifier?
 }
