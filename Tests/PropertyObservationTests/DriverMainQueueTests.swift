@@ -142,6 +142,61 @@ final class DriverMainQueueTests: XCTestCase {
     withExtendedLifetime(token) {}
   }
 
+  func testACoalescingDriverHasDeliveredTheLastValueWhenAMainSyncAfterItReturns() {
+    // A coalescing turn waits while its producer keeps replacing the value; a producer that
+    // then waits for the main queue (`main.sync`) must still find its last value delivered.
+    let progress = Observable(0)
+    let driver = progress.asDriver(policy: .coalescing)
+    let log = RecordingLog<Int>()
+    let token = driver.drive { log.append($0) }
+    let flushed = expectation(description: "the producer's main.sync returned")
+    let seenAtFlush = RecordingLog<Int?>()
+    background.async {
+      for value in 1...20_000 { progress.value = value }
+      DispatchQueue.main.sync {}
+      seenAtFlush.append(log.events.last)
+      flushed.fulfill()
+    }
+    wait(for: [flushed], timeout: 10)
+    XCTAssertEqual(seenAtFlush.events, [20_000])
+    XCTAssertEqual(log.events, log.events.sorted(), "values in order")
+    XCTAssertLessThan(log.events.count, 20_001, "a fast producer's values were coalesced")
+    withExtendedLifetime(token) {}
+  }
+
+  func testAValueSetWhileACoalescingTurnDeliversGetsATurnBeforeLaterMainQueueWork() {
+    // The value set while the turn's callback runs is not that turn's: its turn must be queued
+    // at once, ahead of main-queue work queued after the set, not when the running turn ends.
+    let progress = Observable(0)
+    let driver = progress.asDriver(policy: .coalescing)
+    let log = RecordingLog<Int>()
+    let entered = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    let token = driver.drive { value in
+      if value == 1 {
+        entered.signal()
+        _ = release.wait(timeout: .now() + 10)
+      }
+      log.append(value)
+    }
+    let queuedAfter = expectation(description: "main-queue work queued after the set ran")
+    let seenThen = RecordingLog<Int?>()
+    background.async {
+      progress.value = 1
+      _ = entered.wait(timeout: .now() + 10)
+      progress.value = 2
+      DispatchQueue.main.async {
+        seenThen.append(log.events.last)
+        queuedAfter.fulfill()
+      }
+      release.signal()
+    }
+    wait(for: [queuedAfter], timeout: 10)
+    XCTAssertEqual(seenThen.events, [2])
+    XCTAssertEqual(log.events, [0, 1, 2])
+    withExtendedLifetime(token) {}
+  }
+
   func testEveryValuePolicyDeliversAWholeBackgroundBurstInOrder() {
     let progress = Observable(0)
     let driver = progress.asDriver()

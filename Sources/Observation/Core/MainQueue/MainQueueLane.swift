@@ -22,8 +22,9 @@ import Dispatch
 /// batch and, once the lane is empty, waits some microseconds for the next item before it ends
 /// (``awaitsSubmission()``): a turn faster than its producer would otherwise end every few
 /// dozen values, and each next value would pay a hop. A lane made with `latestPerTurn` (a
-/// coalescing driver's) instead delivers only what waits when its turn starts, which merging
-/// has reduced to the latest value.
+/// coalescing driver's) instead delivers only what waits when it takes it, which merging has
+/// reduced to the latest value; on the real main queue its turn first waits, briefly, while its
+/// producer keeps replacing that value (``gatherLatest()``).
 ///
 /// The turn takes the waiting items in one step under the lock and delivers them without it, so
 /// a producer and the main queue meet on the lock once per batch, not once per item. Each item
@@ -64,6 +65,12 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
   @exclusivity(unchecked) private var isScheduled = false
   /// Set while the main queue delivers the lane's items.
   @exclusivity(unchecked) private var isDraining = false
+  /// Set while a coalescing turn waits for its producer before it takes the latest value (see
+  /// ``gatherLatest()``): submissions merge into the waiting item, which the turn takes.
+  @exclusivity(unchecked) private var isGathering = false
+  /// Counts submissions, merged ones included: a gathering turn tells from it whether its
+  /// producer is still replacing the value.
+  @exclusivity(unchecked) private var submissions: UInt = 0
   private let deliversBacklogInline: Bool
   private let latestPerTurn: Bool
   @exclusivity(unchecked) private var hops = 0
@@ -126,6 +133,7 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
     replaced: inout Item?
   ) -> Bool {
     lock.lock()
+    submissions &+= 1
     if !items.isEmpty, merging(items.lastTag, tag) {
       replaced = items.replaceLast(item, tag)
       lock.unlock()
@@ -146,6 +154,14 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
   /// the caller on the main queue, or schedules a turn, which is queued after unlocking.
   private func finishSubmission() -> Bool {
     waitingCount += 1
+    if isDraining && latestPerTurn && !isGathering && !isScheduled {
+      // A coalescing turn delivers only what it took: the next turn is queued now, not when
+      // this one ends, so that it runs before a `DispatchQueue.main.sync` made after this set.
+      markTurnScheduled()
+      lock.unlock()
+      enqueueTurn()
+      return false
+    }
     if isDraining || (isScheduled && !deliversBacklogInline) {
       lock.unlock()
       return false
@@ -378,8 +394,32 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
       return
     }
     isDraining = true
+    if latestPerTurn, case .main = scheduler.kind { gatherLatest() }
     lock.unlock()
     drain(withinFrameBudget: true, isTurn: true)
+  }
+
+  /// Lets a coalescing turn on the real main queue wait, before it takes the latest value, for
+  /// as long as its producer keeps replacing that value, up to ``lingeringNanoseconds``:
+  /// without it, a main thread faster than the producer takes a value every few sets, each the
+  /// producer's next set pays a main-queue hop for, and a screen cannot show them anyway.
+  /// Submissions meanwhile merge into the waiting value, which this turn delivers, so a
+  /// `DispatchQueue.main.sync` made after a set still runs after its value was delivered.
+  /// Entered and left with the lock held; the lane is taken (`isDraining`).
+  private func gatherLatest() {
+    isGathering = true
+    defer { isGathering = false }
+    let start = DispatchTime.now().uptimeNanoseconds
+    var seen = submissions
+    repeat {
+      lock.unlock()
+      Self.pause()
+      lock.lock()
+      // The producer set nothing during the pause: it has stopped, or is slower than a
+      // screen needs; deliver what waits.
+      guard submissions != seen else { return }
+      seen = submissions
+    } while DispatchTime.now().uptimeNanoseconds &- start < Self.lingeringNanoseconds
   }
 
   /// Lock held: marks a turn scheduled and counts its hop; the caller queues it with
