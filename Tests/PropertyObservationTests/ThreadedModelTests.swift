@@ -86,15 +86,21 @@ private func runMixedScript(_ model: ThreadedModel, thread: Int, seed: UInt64, s
       slotRegistrations[slot] = []
     case 40..<44:
       // The old owner dies here, or on the thread delivering to it, after that call.
+      slots[slot].willRelease()
       slots[slot] = ModelOwner(log: model.log)
       slotRegistrations[slot] = []
     case 44..<48:
-      if !solos.isEmpty { solos.remove(at: pick(solos.count)) }
+      if !solos.isEmpty {
+        let index = pick(solos.count)
+        solos[index].willRelease()
+        solos.remove(at: index)
+      }
     default:
       sequence += 1
       model.set((thread + 1) * 1_000_000 + sequence, thread: thread)
     }
   }
+  for owner in slots + solos { owner.willRelease() }
 }
 
 /// Runs one seed: the configured threads released together, then a last set that every earlier

@@ -28,6 +28,10 @@ enum ModelEvent: Sendable {
   case ended([Int])
   /// Inside its own `.old`, `registration` is about to remove itself.
   case removedItself(registration: Int)
+  /// A thread is about to let go of its reference to an owner, maybe the last one: from here its
+  /// registrations may stop being called at any moment, before `.ownerDied` is logged (the
+  /// owner's `deinit` runs on whichever thread releases it last, and may be preempted there).
+  case ownerReleased(owner: Int)
   /// An owner's `deinit` ran.
   case ownerDied(owner: Int)
   /// A top-level set of `value` by model thread `thread` returned; `quick` if it took less than
@@ -99,6 +103,11 @@ final class ModelOwner: Sendable {
   }
 
   deinit { log.append(.ownerDied(owner: id)) }
+
+  /// Logs that the caller is about to let go of its reference (see `ModelEvent.ownerReleased`).
+  func willRelease() {
+    log.append(.ownerReleased(owner: id))
+  }
 }
 
 /// A registration's own token, for a callback that cancels itself; filled once the registering

@@ -56,6 +56,19 @@ struct ThreadedModelChecker {
     /// The first ending: where it started, where its call returned, and whether nothing at all
     /// may follow it (a removal inside its own callback, or its owner's death).
     var ending: (start: Int, end: Int?, strict: Bool)?
+    /// Where a thread first let go of a reference to its owner: from there the owner may be dead
+    /// before its death is logged, so no call is due any more.
+    var ownerReleased: Int?
+
+    /// Where calls stop being due: the ending's start, or the owner's release if earlier.
+    var lastDuePosition: Int? {
+      switch (ending?.start, ownerReleased) {
+      case (let start?, let released?): min(start, released)
+      case (let start?, nil): start
+      case (nil, let released?): released
+      case (nil, nil): nil
+      }
+    }
   }
 
   private let events: [ModelEvent]
@@ -258,6 +271,14 @@ struct ThreadedModelChecker {
         if records[registration].ending == nil {
           records[registration].ending = (position, position, true)
         }
+      case .ownerReleased(let owner):
+        for registration in records.indices
+        where registrations[registration].owner == owner
+          && records[registration].ownerReleased == nil
+          && (records[registration].registering?.position ?? .max) < position
+        {
+          records[registration].ownerReleased = position
+        }
       case .ownerDied(let owner):
         for registration in records.indices
         where registrations[registration].owner == owner && records[registration].ending == nil
@@ -396,10 +417,13 @@ struct ThreadedModelChecker {
           "\(name) got calls of \(Set(later.map(\.round)).count) rounds after its removal "
             + "returned at log position \(ending.end ?? -1); at most the round in progress may run")
       }
-      // Every round finished before the ending started, once in step, must have reached it.
+    }
+    if let stop = record.lastDuePosition {
+      // Every round finished before the ending started (or the owner was let go), once in
+      // step, must have reached it.
       var lastDue = first - 1
       var round = first
-      while round + 1 < rounds.count && start(round + 1) < ending.start {
+      while round + 1 < rounds.count && start(round + 1) < stop {
         if round + 1 >= inStepFrom { lastDue = round }
         round += 1
       }
@@ -548,7 +572,7 @@ struct ThreadedModelChecker {
       else { continue }
       for registration in records.indices
       where firstDue[registration] <= round && inStepFrom[registration] <= round
-        && (records[registration].ending?.start ?? .max) > position
+        && (records[registration].lastDuePosition ?? .max) > position
       {
         let options = registrations[registration].options
         let dueCount = (options.contains(.old) ? 1 : 0) + (options.contains(.new) ? 1 : 0)
