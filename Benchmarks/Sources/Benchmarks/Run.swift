@@ -384,7 +384,8 @@ func runBenchmarks(arguments: [String]) -> Int32 {
 /// register, mainthread: perf only);
 /// with COLUMN `all` it times every column of the workload as the full run does (and `scale all
 /// N` times the registration-at-scale row at n = N; `mainqueue all N` the row of N background
-/// sets delivered to the main queue, `mainqueue COLUMN N` one column of it; `backlog all N` the Driver backlog row with N values; `contended all N` runs the contended
+/// sets delivered to the main queue, `mainqueue COLUMN N` one column of it; `bytes all N` the heap
+/// bytes per registered observer with N registrations; `backlog all N` the Driver backlog row with N values; `contended all N` runs the contended
 /// producer N times; `propagation all N` times the propagation scale table's rows at n = N, and
 /// `propagation TEXT N` those whose label contains TEXT).
 func profile(_ values: [String]) -> Int32 {
@@ -400,6 +401,14 @@ func profile(_ values: [String]) -> Int32 {
       let result = contendedProducer(duration: 1_500_000_000)
       let worst = format(result.worstMainCall / 1e6, fractionDigits: 2)
       print("run \(run): worst main-thread call \(worst) ms")
+    }
+    return 0
+  }
+  if workload == "bytes" && values[1] == "all" {
+    // The heap-bytes row alone, with ITERATIONS registrations per column: away from the rows
+    // that run before it in the full run, whose threads may still be freeing memory.
+    for (column, bytes) in bytesPerObserver(count: iterations).sorted(by: { $0.key < $1.key }) {
+      print("\(column): \(format(bytes, fractionDigits: 1)) bytes per observer")
     }
     return 0
   }
