@@ -79,13 +79,11 @@ public class ReadOnlyObservable<Value> {
   /// already waiting for the main queue checks them before it runs. Each ends only the
   /// registrations made before it (``MainActorHandle/serial`` below `before`), so an owner that
   /// registers again at once is not taken for its ended registration.
-  @exclusivity(unchecked) var endedDuringDelivery: [(selection: Selection, before: UInt)] =
-    []
-  {
-    // A waiting main-actor call checks these removals only when the epoch moved since it last
-    // did (see `runWaitingCall`): each one recorded moves it. Emptying them ends nothing.
-    didSet { if !endedDuringDelivery.isEmpty { mainActorEnds?.removalRecorded() } }
-  }
+  ///
+  /// A waiting main-actor call checks these removals only when the epoch of ``mainActorEnds``
+  /// moved since it last did (see `runWaitingCall`): each one recorded moves it, where it is
+  /// appended. Emptying them ends nothing.
+  @exclusivity(unchecked) var endedDuringDelivery: [(selection: Selection, before: UInt)] = []
   /// What this observable's main-actor targets share (see ``MainActorEnds``): made with the first
   /// main-actor lane.
   @exclusivity(unchecked) var mainActorEnds: MainActorEnds?

@@ -119,6 +119,7 @@ extension ReadOnlyObservable {
     let action = state.remove(on: .current)
     if action != .removeNow && hasMainActorLanes {
       endedDuringDelivery.append((selection, before: nextHandleSerial))
+      mainActorEnds?.removalRecorded()
     }
     switch action {
     case .removeNow:
