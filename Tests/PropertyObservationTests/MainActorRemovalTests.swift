@@ -28,6 +28,40 @@ private func onAnotherThreadWhileMainWaits(_ body: @escaping @Sendable () -> Voi
   try? await Task.sleep(nanoseconds: 20_000_000)
 }
 
+/// Runs the held-round scenario around `end`: a background thread sets `values` in order, and
+/// the round of the last one is held open while `end` runs and the main queue gets its turns.
+/// Returns whether the producer finished.
+@MainActor private func holdARoundOpen(
+  on source: Observable<Int>,
+  setting values: [Int] = [1, 2],
+  end: () -> Void = {}
+) async -> Bool {
+  // The last round is held with plain semaphores and long deadlines: the main actor must stay
+  // busy (not yielding) until `end` has run, and a starved main actor on a loaded machine
+  // must only slow the test down, not make the held round give up.
+  let held = values.last
+  let arrived = DispatchSemaphore(value: 0)
+  let release = DispatchSemaphore(value: 0)
+  let slow = source.observe(isolation: nil) { @Sendable value, _ in
+    guard value == held else { return }
+    arrived.signal()
+    _ = release.wait(timeout: .now() + 120)
+  }
+  // A serial queue of its own always gets a thread, even while other tests hold the pool's.
+  let producer = runInBackground(on: DispatchQueue(label: "producer")) {
+    for value in values { source.value = value }
+  }
+  #expect(arrived.wait(timeout: .now() + 120) == .success, "the last round never started")
+  end()
+  // The earlier calls have been waiting for the main queue all along: give them every chance.
+  await letTheMainQueueRun()
+  release.signal()
+  let finished = await producer.finished("the producer", timeout: 120)
+  await letTheMainQueueRun()
+  withExtendedLifetime(slow) {}
+  return finished
+}
+
 /// Ending a main-actor registration on the main actor drops the calls already waiting for the
 /// main queue, however the registration ends (issue 34).
 ///
@@ -38,39 +72,6 @@ private func onAnotherThreadWhileMainWaits(_ body: @escaping @Sendable () -> Voi
 @Suite("Ending a main-actor registration on the main actor", .serialized)
 @MainActor
 struct MainActorRemovalTests {
-  /// Runs the held-round scenario around `end`, returning what the screen saw after it.
-  private func holdARoundOpen(
-    on source: Observable<Int>,
-    end: () -> Void
-  ) async -> Bool {
-    // Round 2 is held with plain semaphores and long deadlines: the main actor must stay busy
-    // (not yielding) until `end` has run, and a starved main actor on a loaded machine must
-    // only slow the test down, not make the held round give up.
-    let arrived = DispatchSemaphore(value: 0)
-    let release = DispatchSemaphore(value: 0)
-    let slow = source.observe(isolation: nil) { @Sendable value, _ in
-      guard value == 2 else { return }
-      arrived.signal()
-      _ = release.wait(timeout: .now() + 120)
-    }
-    // A serial queue of its own always gets a thread, even while other tests hold the pool's.
-    let producer = runInBackground(on: DispatchQueue(label: "producer")) {
-      source.value = 1
-      source.value = 2
-    }
-    #expect(arrived.wait(timeout: .now() + 120) == .success, "round 2 never started")
-    end()
-    // The call for 1 has been waiting for the main queue all along: give it every chance.
-    for _ in 0..<20 { await Task.yield() }
-    try? await Task.sleep(nanoseconds: 20_000_000)
-    release.signal()
-    let finished = await producer.finished("the producer", timeout: 120)
-    for _ in 0..<20 { await Task.yield() }
-    try? await Task.sleep(nanoseconds: 20_000_000)
-    withExtendedLifetime(slow) {}
-    return finished
-  }
-
   @Test func removeObserverDropsTheCallsAlreadyWaiting() async {
     let source = Observable(0)
     let screen = Screen()
@@ -245,25 +246,8 @@ struct MainActorWaitingCallTests {
       screen?.seen.append(value)
       if value == 1 { source.removeObserver(owner) }
     }
-    let arrived = DispatchSemaphore(value: 0)
-    let release = DispatchSemaphore(value: 0)
-    let slow = source.observe(isolation: nil) { @Sendable value, _ in
-      guard value == 3 else { return }
-      arrived.signal()
-      _ = release.wait(timeout: .now() + 120)
-    }
     // The main actor stays busy until round 3 is held: the calls for 1 and 2 wait, in one turn.
-    let producer = runInBackground(on: DispatchQueue(label: "producer")) {
-      source.value = 1
-      source.value = 2
-      source.value = 3
-    }
-    #expect(arrived.wait(timeout: .now() + 120) == .success, "round 3 never started")
-    await letTheMainQueueRun()
-    release.signal()
-    #expect(await producer.finished("the producer", timeout: 120))
-    await letTheMainQueueRun()
-    withExtendedLifetime(slow) {}
+    #expect(await holdARoundOpen(on: source, setting: [1, 2, 3]))
     #expect(screen.seen == [1])
   }
 
