@@ -19,7 +19,7 @@ private func onAnotherThreadWhileMainWaits(_ body: @escaping @Sendable () -> Voi
     body()
     done.signal()
   }
-  done.wait()
+  #expect(done.wait(timeout: .now() + 120) == .success, "the work on another thread never ended")
 }
 
 /// Lets the main queue run what waits for it.
