@@ -154,12 +154,10 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
   /// the caller on the main queue, or schedules a turn, which is queued after unlocking.
   private func finishSubmission() -> Bool {
     waitingCount += 1
-    if isDraining && latestPerTurn && !isGathering && !isScheduled {
+    if isDraining && latestPerTurn && !isGathering {
       // A coalescing turn delivers only what it took: the next turn is queued now, not when
       // this one ends, so that it runs before a `DispatchQueue.main.sync` made after this set.
-      markTurnScheduled()
-      lock.unlock()
-      enqueueTurn()
+      unlockSchedulingTurn()
       return false
     }
     if isDraining || (isScheduled && !deliversBacklogInline) {
@@ -171,10 +169,7 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
       lock.unlock()
       return true
     }
-    let mustEnqueue = !isScheduled
-    if mustEnqueue { markTurnScheduled() }
-    lock.unlock()
-    if mustEnqueue { enqueueTurn() }
+    unlockSchedulingTurn()
     return false
   }
 
@@ -286,10 +281,7 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
         // Out of budget: the rest stays in `spare` and goes first in the next turn.
         waitingCount += spare.count
         isDraining = false
-        let mustEnqueue = !isScheduled
-        if mustEnqueue { markTurnScheduled() }
-        lock.unlock()
-        if mustEnqueue { enqueueTurn() }
+        unlockSchedulingTurn()
         return
       }
       spare.shrink(toAtMost: Self.retainedCapacity, keeping: 16)
@@ -321,10 +313,7 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
           && DispatchTime.now().uptimeNanoseconds &- start <= Self.frameBudgetNanoseconds)
       if goesOn { continue }
       isDraining = false
-      let mustEnqueue = !isScheduled
-      if mustEnqueue { markTurnScheduled() }
-      lock.unlock()
-      if mustEnqueue { enqueueTurn() }
+      unlockSchedulingTurn()
       return
     }
   }
@@ -422,23 +411,23 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
     } while DispatchTime.now().uptimeNanoseconds &- start < Self.lingeringNanoseconds
   }
 
-  /// Lock held: marks a turn scheduled and counts its hop; the caller queues it with
-  /// ``enqueueTurn()`` once it has unlocked: a main thread woken while the lane's lock is still
-  /// held would only block on it.
+  /// Entered with the lock held, for items that wait: unless a turn is scheduled already, marks
+  /// one scheduled and counts its hop; then unlocks and queues it, after unlocking because a
+  /// main thread woken while the lane's lock is still held would only block on it. At once,
+  /// never later: a turn delayed to pace a fast producer would run after a
+  /// `DispatchQueue.main.sync` made meanwhile, which code that waits for the main queue to
+  /// deliver what it queued (examples, tests) relies on.
   ///
   /// Never called for `.immediate`: on that scheduler the caller is always "on the main queue"
   /// and drains inline instead.
-  private func markTurnScheduled() {
-    hops += 1
-    isScheduled = true
-  }
-
-  /// Queues the turn that ``markTurnScheduled()`` marked; the lock not held. At once, never
-  /// later: a turn delayed to pace a fast producer would run after a `DispatchQueue.main.sync`
-  /// made meanwhile, which code that waits for the main queue to deliver what it queued
-  /// (examples, tests) relies on.
-  private func enqueueTurn() {
-    scheduler.enqueue { self.runTurn() }
+  private func unlockSchedulingTurn() {
+    let mustEnqueue = !isScheduled
+    if mustEnqueue {
+      hops += 1
+      isScheduled = true
+    }
+    lock.unlock()
+    if mustEnqueue { scheduler.enqueue { self.runTurn() } }
   }
 }
 
