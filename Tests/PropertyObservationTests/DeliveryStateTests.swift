@@ -12,29 +12,59 @@ struct DeliveryStateTests {
   private static let threads = [ThreadID(raw: 1), ThreadID(raw: 2), ThreadID(raw: 3)]
 
   /// One event a thread can cause.
-  private enum Event: CaseIterable {
+  private enum Event: Equatable {
     case set, register, registerWithInitial, remove, openGate, finish, adoptQueuedRole
     /// A set inside a callback (of any observable), a derived value's change there, and a set
     /// behind registrations queued while nobody delivers.
     case setInsideACallback, feedInsideACallback, setBehindQueuedRegistrations
     /// The deliverer delivered a round; a waiting setter's turn timed out.
     case deliverRound, turnTimesOut
-    /// The deliverer reaches a queued change: its own; one whose setter (the next thread) waits,
-    /// with or without one of the deliverer's own queued behind; one nobody waits for (a set
-    /// inside a callback on another thread), likewise; one whose setter stopped waiting.
-    case reachOwnChange, reachWaitingChange, reachWaitingChangeBeforeOwn
-    case reachUnwaitedChange, reachUnwaitedChangeBeforeOwn, reachAbandonedChange
+    /// The deliverer reaches a queued change of that kind.
+    case reach(Reached)
+  }
+
+  /// A kind of queued change the deliverer reaches.
+  private enum Reached {
+    /// Its own; one whose setter (the next thread) waits, with or without one of the
+    /// deliverer's own queued behind; one nobody waits for (a set inside a callback on another
+    /// thread), likewise; one whose setter stopped waiting.
+    case own, waiting, waitingBeforeOwn, unwaited, unwaitedBeforeOwn, abandoned
     /// A waiting setter that must deliver its change itself (on the main queue, with main-actor
     /// registrations), with or without one of the deliverer's own queued behind.
-    case reachMainThreadChange, reachMainThreadChangeBeforeOwn
-    /// The same two kinds reached by a deliverer inside a callback, which may neither combine
-    /// nor wait (the second with the rounds kept for closed gates at their bound).
-    case reachWaitingChangeInsideACallback, reachUnwaitedChangeInsideACallback
+    case mainThread, mainThreadBeforeOwn
+    /// The waiting and unwaited kinds reached by a deliverer inside a callback, which may
+    /// neither combine nor wait (the second with the rounds kept for closed gates at their
+    /// bound).
+    case waitingInsideACallback, unwaitedInsideACallback
     /// A waiting setter's change reached with removed closures still to let go.
-    case reachWaitingChangeWithClosuresToRelease
+    case waitingWithClosuresToRelease
     /// A change reached with the rounds kept for closed gates at their bound, before and after
     /// a wait for the gates that timed out.
-    case reachChangeWithAFullBacklog, reachChangeWithAFullBacklogAfterWaiting
+    case withAFullBacklog, withAFullBacklogAfterWaiting
+
+    /// The facts the deliverer on `thread` reaches this kind of change with; `next` is the
+    /// waiting setter's thread.
+    func change(on thread: ThreadID, next: ThreadID) -> ReachedChange {
+      var change: ReachedChange
+      switch self {
+      case .own: change = ReachedChange(setter: .thread(thread))
+      case .abandoned: change = ReachedChange(setter: .gaveUp)
+      case .unwaited, .unwaitedBeforeOwn, .unwaitedInsideACallback:
+        change = ReachedChange(setter: .nobody)
+      default: change = ReachedChange(setter: .thread(next))
+      }
+      change.ownChangeQueued = [.waitingBeforeOwn, .unwaitedBeforeOwn, .mainThreadBeforeOwn]
+        .contains(self)
+      change.setterDeliversItself = self == .mainThread || self == .mainThreadBeforeOwn
+      change.mayCombine = self != .waitingInsideACallback && self != .unwaitedInsideACallback
+      change.mayWait = change.mayCombine
+      change.hasClosuresToRelease = self == .waitingWithClosuresToRelease
+      change.heldBacklogIsFull = [
+        .withAFullBacklog, .withAFullBacklogAfterWaiting, .unwaitedInsideACallback,
+      ].contains(self)
+      change.waitedForGates = self == .withAFullBacklogAfterWaiting
+      return change
+    }
   }
 
   /// The events the sequences are made of: every kind of set, registration, removal, gate and
@@ -44,9 +74,9 @@ struct DeliveryStateTests {
   private static let explored: [Event] = [
     .set, .setInsideACallback, .feedInsideACallback, .setBehindQueuedRegistrations, .register,
     .registerWithInitial, .remove, .openGate, .finish, .adoptQueuedRole, .deliverRound,
-    .turnTimesOut, .reachOwnChange, .reachWaitingChange, .reachWaitingChangeBeforeOwn,
-    .reachUnwaitedChange, .reachAbandonedChange, .reachMainThreadChange,
-    .reachUnwaitedChangeInsideACallback, .reachChangeWithAFullBacklog,
+    .turnTimesOut, .reach(.own), .reach(.waiting), .reach(.waitingBeforeOwn),
+    .reach(.unwaited), .reach(.abandoned), .reach(.mainThread),
+    .reach(.unwaitedInsideACallback), .reach(.withAFullBacklog),
   ]
 
   /// A small budget, so that sequences of a few events spend it.
@@ -82,15 +112,7 @@ struct DeliveryStateTests {
     /// returned, and the role moved on, before `.initial` can return.
     func allows(_ event: Event, on thread: ThreadID) -> Bool {
       switch event {
-      case .finish: deliverer == thread
-      case .reachOwnChange, .reachWaitingChange, .reachWaitingChangeBeforeOwn,
-        .reachUnwaitedChange, .reachUnwaitedChangeBeforeOwn, .reachAbandonedChange,
-        .reachMainThreadChange, .reachMainThreadChangeBeforeOwn,
-        .reachWaitingChangeInsideACallback, .reachUnwaitedChangeInsideACallback,
-        .reachWaitingChangeWithClosuresToRelease, .reachChangeWithAFullBacklog,
-        .reachChangeWithAFullBacklogAfterWaiting:
-        deliverer == thread
-      case .deliverRound: deliverer == thread
+      case .finish, .reach, .deliverRound: deliverer == thread
       case .adoptQueuedRole: isHandedToQueue
       case .openGate: gates[thread] > 0 && deliverer != thread
       case .turnTimesOut: deliverer != thread && (deliverer != nil || isHandedToQueue)
@@ -206,13 +228,11 @@ struct DeliveryStateTests {
     case .finish:
       state.finish(on: thread)
       reference.deliverer = nil
-    case .reachOwnChange, .reachWaitingChange, .reachWaitingChangeBeforeOwn,
-      .reachUnwaitedChange, .reachUnwaitedChangeBeforeOwn, .reachAbandonedChange,
-      .reachMainThreadChange, .reachMainThreadChangeBeforeOwn,
-      .reachWaitingChangeInsideACallback, .reachUnwaitedChangeInsideACallback,
-      .reachWaitingChangeWithClosuresToRelease, .reachChangeWithAFullBacklog,
-      .reachChangeWithAFullBacklogAfterWaiting:
-      reachChange(event, on: thread, state: &state, reference: &reference, context: context)
+    case .reach(let reached):
+      let change = reached.change(on: thread, next: Self.threads.first { $0 != thread }!)
+      let action = change.reach(on: thread, &state, onQueue: reference.isQueueJob)
+      check(action == expectedAction(for: change, on: thread, reference: &reference), context())
+      check(state.combinedRounds == reference.combined, context())
     case .adoptQueuedRole:
       state.adoptQueuedRole(on: thread)
       reference.deliverer = thread
@@ -295,40 +315,6 @@ struct DeliveryStateTests {
       reference.progress += 1
       return .handOver(to: setter)
     }
-  }
-
-  private static func reachChange(
-    _ event: Event,
-    on thread: ThreadID,
-    state: inout DeliveryState,
-    reference: inout Reference,
-    context: () -> String
-  ) {
-    let next = Self.threads.first { $0 != thread }!
-    var change: ReachedChange
-    switch event {
-    case .reachOwnChange: change = ReachedChange(setter: .thread(thread))
-    case .reachAbandonedChange: change = ReachedChange(setter: .gaveUp)
-    case .reachUnwaitedChange, .reachUnwaitedChangeBeforeOwn, .reachUnwaitedChangeInsideACallback:
-      change = ReachedChange(setter: .nobody)
-    default: change = ReachedChange(setter: .thread(next))
-    }
-    change.ownChangeQueued =
-      event == .reachWaitingChangeBeforeOwn || event == .reachUnwaitedChangeBeforeOwn
-      || event == .reachMainThreadChangeBeforeOwn
-    change.setterDeliversItself =
-      event == .reachMainThreadChange || event == .reachMainThreadChangeBeforeOwn
-    change.mayCombine =
-      event != .reachWaitingChangeInsideACallback && event != .reachUnwaitedChangeInsideACallback
-    change.mayWait = change.mayCombine
-    change.hasClosuresToRelease = event == .reachWaitingChangeWithClosuresToRelease
-    change.heldBacklogIsFull =
-      event == .reachChangeWithAFullBacklog || event == .reachChangeWithAFullBacklogAfterWaiting
-      || event == .reachUnwaitedChangeInsideACallback
-    change.waitedForGates = event == .reachChangeWithAFullBacklogAfterWaiting
-    let action = change.reach(on: thread, &state, onQueue: reference.isQueueJob)
-    check(action == expectedAction(for: change, on: thread, reference: &reference), context())
-    check(state.combinedRounds == reference.combined, context())
   }
 
   @Test func everyCombinationOfFactsOfAReachedChangeFollowsTheRules() async {
