@@ -14,6 +14,12 @@ struct DeliveryStateTests {
   /// One event a thread can cause.
   private enum Event: Equatable {
     case set, register, registerWithInitial, remove, openGate, finish, adoptQueuedRole
+    /// A set from the main queue of a main-actor lane, admitted whoever delivers; a set whose
+    /// wait to be admitted timed out.
+    case setOnTheMainQueue, setAfterGivingUp
+    /// The deliverer finishes while the next thread waits to be admitted, for less than a budget
+    /// or for a whole one.
+    case finishBeforeAWaitingSetter, finishBeforeAnOverdueSetter
     /// A set inside a callback (of any observable), a derived value's change there, and a set
     /// behind registrations queued while nobody delivers.
     case setInsideACallback, feedInsideACallback, setBehindQueuedRegistrations
@@ -25,13 +31,10 @@ struct DeliveryStateTests {
 
   /// A kind of queued change the deliverer reaches.
   private enum Reached {
-    /// Its own; one whose setter (the next thread) waits, with or without one of the
-    /// deliverer's own queued behind; one nobody waits for (a set inside a callback on another
-    /// thread), likewise; one whose setter stopped waiting.
+    /// Its own; one whose setter (the next thread: on the main queue, or a derived value's)
+    /// waits, with or without one of the deliverer's own queued behind; one nobody waits for (a
+    /// set inside a callback on another thread), likewise; one whose setter stopped waiting.
     case own, waiting, waitingBeforeOwn, unwaited, unwaitedBeforeOwn, abandoned
-    /// A waiting setter that must deliver its change itself (on the main queue, with main-actor
-    /// registrations), with or without one of the deliverer's own queued behind.
-    case mainThread, mainThreadBeforeOwn
     /// The waiting and unwaited kinds reached by a deliverer inside a callback, which may
     /// neither combine nor wait (the second with the rounds kept for closed gates at their
     /// bound).
@@ -53,9 +56,7 @@ struct DeliveryStateTests {
         change = ReachedChange(setter: .nobody)
       default: change = ReachedChange(setter: .thread(next))
       }
-      change.ownChangeQueued = [.waitingBeforeOwn, .unwaitedBeforeOwn, .mainThreadBeforeOwn]
-        .contains(self)
-      change.setterDeliversItself = self == .mainThread || self == .mainThreadBeforeOwn
+      change.ownChangeQueued = self == .waitingBeforeOwn || self == .unwaitedBeforeOwn
       change.mayCombine = self != .waitingInsideACallback && self != .unwaitedInsideACallback
       change.mayWait = change.mayCombine
       change.hasClosuresToRelease = self == .waitingWithClosuresToRelease
@@ -75,8 +76,9 @@ struct DeliveryStateTests {
     .set, .setInsideACallback, .feedInsideACallback, .setBehindQueuedRegistrations, .register,
     .registerWithInitial, .remove, .openGate, .finish, .adoptQueuedRole, .deliverRound,
     .turnTimesOut, .reach(.own), .reach(.waiting), .reach(.waitingBeforeOwn),
-    .reach(.unwaited), .reach(.abandoned), .reach(.mainThread),
-    .reach(.unwaitedInsideACallback), .reach(.withAFullBacklog),
+    .reach(.unwaited), .reach(.abandoned), .reach(.unwaitedInsideACallback),
+    .reach(.withAFullBacklog), .setOnTheMainQueue, .setAfterGivingUp,
+    .finishBeforeAWaitingSetter, .finishBeforeAnOverdueSetter,
   ]
 
   /// A small budget, so that sequences of a few events spend it.
@@ -105,6 +107,15 @@ struct DeliveryStateTests {
     var progress: UInt = 0
     /// The progress each waiting thread saw when its current timeout started.
     var progressSeen = PerThread<UInt>(0)
+    /// The setter the role is kept for once nobody delivers.
+    var reservedFor: ThreadID?
+
+    /// Whether an outer set on `thread` is admitted: nobody delivers and the role is not kept
+    /// for another setter, or the thread delivers itself.
+    func admits(_ thread: ThreadID) -> Bool {
+      if deliverer == nil && !isHandedToQueue { return reservedFor == nil || reservedFor == thread }
+      return deliverer == thread
+    }
 
     /// Whether `thread` may cause `event` now: only the deliverer finishes or hands over, and
     /// only a thread with a closed gate opens one, when its `.initial` returns. A set made
@@ -112,13 +123,15 @@ struct DeliveryStateTests {
     /// returned, and the role moved on, before `.initial` can return.
     func allows(_ event: Event, on thread: ThreadID) -> Bool {
       switch event {
-      case .finish, .reach, .deliverRound: deliverer == thread
+      case .finish, .finishBeforeAWaitingSetter, .finishBeforeAnOverdueSetter, .reach,
+        .deliverRound:
+        deliverer == thread
       case .adoptQueuedRole: isHandedToQueue
       case .openGate: gates[thread] > 0 && deliverer != thread
       case .turnTimesOut: deliverer != thread && (deliverer != nil || isHandedToQueue)
       case .setBehindQueuedRegistrations: deliverer == nil && !isHandedToQueue
       case .set, .setInsideACallback, .feedInsideACallback, .register, .registerWithInitial,
-        .remove:
+        .remove, .setOnTheMainQueue, .setAfterGivingUp:
         true
       }
     }
@@ -161,7 +174,35 @@ struct DeliveryStateTests {
     let deliverer = reference.deliverer
     let context = { "\(event) on \(thread) with deliverer \(String(describing: deliverer))" }
     switch event {
-    case .set, .setInsideACallback, .feedInsideACallback, .setBehindQueuedRegistrations:
+    case .set, .setBehindQueuedRegistrations, .setOnTheMainQueue, .setAfterGivingUp:
+      // An outer set: admitted (or not) first, then set without unlocking in between.
+      let onTheMainQueue = event == .setOnTheMainQueue
+      let gaveUp = event == .setAfterGivingUp
+      if gaveUp {
+        state.stopWaitingForAdmission(on: thread)
+        if reference.reservedFor == thread { reference.reservedFor = nil }
+      } else {
+        let admitted = onTheMainQueue || reference.admits(thread)
+        let action = state.admit(on: thread, deliversItself: onTheMainQueue)
+        check(action == (admitted ? .store : .waitForRole), context())
+        guard admitted else { break }
+        if reference.reservedFor == thread { reference.reservedFor = nil }
+      }
+      let queueIsEmpty = event != .setBehindQueuedRegistrations
+      let action = state.set(on: thread, queueIsEmpty: queueIsEmpty, gaveUpWaiting: gaveUp)
+      if reference.deliverer == nil && !reference.isHandedToQueue {
+        check(action == (queueIsEmpty ? .deliver : .enqueueAndDrain), context())
+        reference.deliverer = thread
+      } else if reference.deliverer == thread {
+        check(action == .enqueue, context())
+      } else if gaveUp {
+        check(action == .enqueueGivenUp, context())
+      } else {
+        // Only a setter on the main queue is admitted while another thread delivers.
+        check(onTheMainQueue && action == .enqueueAndWait, context())
+        reference.progressSeen[thread] = reference.progress
+      }
+    case .setInsideACallback, .feedInsideACallback:
       let insideCallback = event == .setInsideACallback || event == .feedInsideACallback
       let queueIsEmpty = event != .setBehindQueuedRegistrations
       let action = state.set(
@@ -225,9 +266,23 @@ struct DeliveryStateTests {
       } else {
         check(action == .leaveToDeliverer, context())
       }
-    case .finish:
-      state.finish(on: thread)
+    case .finish, .finishBeforeAWaitingSetter, .finishBeforeAnOverdueSetter:
+      // The next thread waits to be admitted: since now, or for a whole budget.
+      let next = Self.threads.first { $0 != thread }!
+      let now: UInt64 = 1_000_000
+      let waiting: (thread: ThreadID, since: UInt64)? =
+        switch event {
+        case .finishBeforeAWaitingSetter: (next, now)
+        case .finishBeforeAnOverdueSetter: (next, now - Self.budget.nanoseconds)
+        default: nil
+        }
+      let woken = state.finish(on: thread, oldestWaiting: waiting, now: now, budget: Self.budget)
       reference.deliverer = nil
+      if event == .finishBeforeAnOverdueSetter && reference.reservedFor == nil {
+        reference.reservedFor = next
+      }
+      // The setter the role is kept for is woken, or else the oldest one waiting.
+      check(woken == (waiting == nil ? nil : reference.reservedFor ?? next), context())
     case .reach(let reached):
       let change = reached.change(on: thread, next: Self.threads.first { $0 != thread }!)
       let action = change.reach(on: thread, &state, onQueue: reference.isQueueJob)
@@ -244,6 +299,7 @@ struct DeliveryStateTests {
     check(state.role == expectedRole, context())
     check(state.closedGates == reference.gates.total, context())
     check(state.progress == reference.progress, context())
+    check(state.reservedFor == reference.reservedFor, context())
     for candidate in Self.threads {
       check(state.isDeliverer(candidate) == (reference.deliverer == candidate), context())
     }
@@ -257,7 +313,6 @@ struct DeliveryStateTests {
     var mayWait = true
     var waitedForGates = false
     var ownChangeQueued = false
-    var setterDeliversItself = false
     var mayCombine = true
     var now: UInt64 = 0
 
@@ -267,8 +322,8 @@ struct DeliveryStateTests {
       state.reachChange(
         by: setter, on: thread, onQueue: onQueue, hasClosuresToRelease: hasClosuresToRelease,
         heldBacklogIsFull: heldBacklogIsFull, mayWait: mayWait, waitedForGates: waitedForGates,
-        ownChangeQueued: ownChangeQueued, setterDeliversItself: setterDeliversItself,
-        mayCombine: mayCombine, now: now, budget: DeliveryStateTests.budget)
+        ownChangeQueued: ownChangeQueued, mayCombine: mayCombine, now: now,
+        budget: DeliveryStateTests.budget)
     }
   }
 
@@ -279,10 +334,11 @@ struct DeliveryStateTests {
   /// - its own change, one whose setter stopped waiting, and (on the queue's job) one nobody
   ///   waits for are delivered here;
   /// - up to one of its own queued behind, every change is delivered here, for its setter if one
-  ///   waits; a setter that must deliver itself gets the role;
-  /// - otherwise other threads' changes are delivered for them while the budget lasts (never by
-  ///   a deliverer inside a callback), and then the role moves to the waiting setter, or to the
-  ///   delivery queue when nobody waits.
+  ///   waits;
+  /// - otherwise a waiting setter gets the role (it delivers its change itself: on the main
+  ///   queue, or in its own propagation), and a change nobody waits for is delivered here while
+  ///   the budget lasts (never by a deliverer inside a callback), and then the role moves to the
+  ///   delivery queue.
   private static func expectedAction(
     for change: ReachedChange, on thread: ThreadID, reference: inout Reference
   ) -> DeliveryState.ChangeAction {
@@ -310,7 +366,6 @@ struct DeliveryStateTests {
       return .handOverToQueue
     case .thread(let setter):
       if change.ownChangeQueued { return .deliverFor(setter) }
-      if !change.setterDeliversItself && combines() { return .deliverFor(setter) }
       reference.deliverer = setter
       reference.progress += 1
       return .handOver(to: setter)
@@ -329,7 +384,7 @@ struct DeliveryStateTests {
       for combinedBefore in 0...Self.budget.rounds {
         for now: UInt64 in [0, Self.budget.nanoseconds - 1, Self.budget.nanoseconds] {
           for setter in setters {
-            for facts in 0..<(1 << 7) {
+            for facts in 0..<(1 << 6) {
               var state = DeliveryState()
               var reference = Reference()
               if onQueue {
@@ -344,7 +399,7 @@ struct DeliveryStateTests {
               reference.deliverer = deliverer
               reference.isQueueJob = onQueue
               for _ in 0..<combinedBefore {
-                let earlier = ReachedChange(setter: .thread(ThreadID(raw: 2)))
+                let earlier = ReachedChange(setter: .nobody)
                 _ = earlier.reach(on: deliverer, &state, onQueue: onQueue)
                 _ = Self.expectedAction(for: earlier, on: deliverer, reference: &reference)
               }
@@ -352,7 +407,7 @@ struct DeliveryStateTests {
               let change = ReachedChange(
                 setter: setter, hasClosuresToRelease: flag(0), heldBacklogIsFull: flag(1),
                 mayWait: flag(2), waitedForGates: flag(3), ownChangeQueued: flag(4),
-                setterDeliversItself: flag(5), mayCombine: flag(6), now: now)
+                mayCombine: flag(5), now: now)
               let action = change.reach(on: deliverer, &state, onQueue: onQueue)
               let expected = Self.expectedAction(for: change, on: deliverer, reference: &reference)
               let context = "\(change) on queue \(onQueue) after \(combinedBefore) combined"
@@ -369,42 +424,65 @@ struct DeliveryStateTests {
         }
       }
     }
-    #expect(cases == 2 * (Self.budget.rounds + 1) * 3 * setters.count * (1 << 7))
+    #expect(cases == 2 * (Self.budget.rounds + 1) * 3 * setters.count * (1 << 6))
   }
 
   @Test func theCombiningBudgetEndsWithItsTime() async {
     var state = DeliveryState()
     let deliverer = ThreadID(raw: 7)
-    let waiting = ThreadID(raw: 8)
     #expect(state.set(on: deliverer) == .deliver)
     let budget = DeliveryState.CombiningBudget(rounds: 100, nanoseconds: 1_000)
     func reach(at now: UInt64) -> DeliveryState.ChangeAction {
       state.reachChange(
-        by: .thread(waiting), on: deliverer, onQueue: false, ownChangeQueued: false, now: now,
+        by: .nobody, on: deliverer, onQueue: false, ownChangeQueued: false, now: now,
         budget: budget)
     }
     // The clock starts at the first round for another thread, not when the role was taken.
-    #expect(reach(at: 5_000) == .deliverFor(waiting))
-    #expect(reach(at: 5_999) == .deliverFor(waiting))
-    #expect(reach(at: 6_000) == .handOver(to: waiting))
-    #expect(state.role == .delivering(waiting))
+    #expect(reach(at: 5_000) == .deliver)
+    #expect(reach(at: 5_999) == .deliver)
+    #expect(reach(at: 6_000) == .handOverToQueue)
+    #expect(state.role == .handedToQueue)
     #expect(state.combinedRounds == 0)
   }
 
   @Test func theStandardBudgetCombinesRoundsForOtherThreads() async {
-    // The engine's own budget delivers several changes for waiting setters before any hand-over.
+    // The engine's own budget delivers several changes nobody waits for before it hands the
+    // role to the delivery queue.
     var state = DeliveryState()
     let deliverer = ThreadID(raw: 7)
     #expect(state.set(on: deliverer) == .deliver)
     var delivered = 0
-    while case .deliverFor = state.reachChange(
-      by: .thread(ThreadID(raw: 8)), on: deliverer, onQueue: false, ownChangeQueued: false,
-      now: 0)
+    while case .deliver = state.reachChange(
+      by: .nobody, on: deliverer, onQueue: false, ownChangeQueued: false, now: 0)
     {
       delivered += 1
     }
     #expect(delivered == DeliveryState.CombiningBudget.standard.rounds)
-    #expect(state.role == .delivering(ThreadID(raw: 8)))
+    #expect(state.role == .handedToQueue)
+  }
+
+  @Test func aSetterThatWaitedABudgetIsAdmittedBeforeTheThreadThatKeepsSetting() async {
+    // Thread 8 waits to be admitted while 7 delivers. 7 finishes and sets again at once, before
+    // 8 wakes up: it is admitted while 8 has waited less than a budget, and not once 8 has
+    // waited a whole one.
+    var state = DeliveryState()
+    let (keepsSetting, waiting) = (ThreadID(raw: 7), ThreadID(raw: 8))
+    let budget = DeliveryState.CombiningBudget(rounds: 64, nanoseconds: 1_000)
+    #expect(state.set(on: keepsSetting) == .deliver)
+    #expect(state.admit(on: waiting) == .waitForRole)
+    #expect(
+      state.finish(on: keepsSetting, oldestWaiting: (waiting, 0), now: 999, budget: budget)
+        == waiting)
+    #expect(state.admit(on: keepsSetting) == .store)
+    #expect(state.set(on: keepsSetting) == .deliver)
+    #expect(
+      state.finish(on: keepsSetting, oldestWaiting: (waiting, 0), now: 1_000, budget: budget)
+        == waiting)
+    #expect(state.admit(on: keepsSetting) == .waitForRole)
+    #expect(state.admit(on: keepsSetting, deliversItself: true) == .store, "the main queue")
+    #expect(state.admit(on: waiting) == .store)
+    #expect(state.reservedFor == nil)
+    #expect(state.admit(on: keepsSetting) == .store)
   }
 
   @Test func onlyTheDelivererMayFinish() async {

@@ -34,7 +34,7 @@ import Testing
       await #expect(processExitsWith: .failure) {
         let observable = Observable(0)
         observable.lock.withLock {
-          observable.waiters.append(TurnWaiter(thread: ThreadID(raw: 5), deliversItself: false))
+          observable.waiters.append(TurnWaiter(thread: ThreadID(raw: 5)))
           observable._checkInvariants()
         }
       }

@@ -101,6 +101,8 @@ public class ReadOnlyObservable<Value> {
   @exclusivity(unchecked) var needsCompaction = false
   /// Setters from other threads waiting for their turn.
   @exclusivity(unchecked) var waiters: [TurnWaiter] = []
+  /// Setters from other threads waiting to be admitted, oldest first.
+  @exclusivity(unchecked) var admissionWaiters: [TurnWaiter] = []
   @exclusivity(unchecked) var tracer: Tracer?
   /// The transaction whose round for this observable is still to run, if this observable joined
   /// it marked (see ``ObservationContext/join(_:marked:_:)``).
@@ -209,6 +211,11 @@ public class ReadOnlyObservable<Value> {
   /// The slots the queue of pending work holds on to, for tests of its memory.
   final var pendingCapacity: Int {
     lock.withLock { pending.capacity }
+  }
+
+  /// How many setters wait to be admitted, for tests of admission.
+  final var settersWaitingForAdmission: Int {
+    lock.withLock { admissionWaiters.count }
   }
 
   /// The rounds kept for registrations held behind a closed gate, for tests of its bound.

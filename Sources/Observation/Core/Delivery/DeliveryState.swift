@@ -10,23 +10,28 @@
 ///   stored. A set that finds the observable idle makes its thread the deliverer. A set inside a
 ///   callback of this observable is queued and delivered by the deliverer (its own thread) after
 ///   the current round.
-/// - A set from another thread while a round runs is stored and queued, and the setting thread
-///   waits until its change has been delivered. When the change reaches the head of the queue
-///   the deliverer delivers it for its setter while its *combining budget* lasts (a number of
-///   rounds and a time since its first round for another thread, whichever ends first; see
-///   ``CombiningBudget``), and hands the setter the role once the budget is spent, so no thread
-///   delivers an unbounded stream of other threads' changes. A deliverer inside a callback
-///   does not combine: it could not keep another thread's change a propagation of its own. A
-///   setter on the main queue of one
-///   of the observable's main-actor lanes always gets the role: its main-actor callbacks must
-///   have run, inline, when its set returns.
+/// - A set from another thread while a round runs, outside any callback, waits to be *admitted*
+///   before it stores its value: until nobody delivers. A thread that keeps setting may store
+///   again before a waiting one is admitted, like a lock's owner taking it again, but only for
+///   one budget (see ``CombiningBudget``): once a setter has waited that long, the role is
+///   reserved for it when the deliverer finishes. A setter on the main queue of one of the
+///   observable's main-actor lanes is admitted at once, and so are sets inside callbacks and a
+///   derived value's changes. A setter that sees no progress for a whole turn timeout while it
+///   waits stops waiting, stores its change and leaves it to whoever delivers.
+/// - The setters admitted while another thread delivers (on the main queue of a main-actor
+///   lane, whose main-actor callbacks must have run, inline, when its set returns) and a derived
+///   value's change, which belongs to its setter's propagation, queue their change and wait: the
+///   deliverer hands them the role when their change reaches the head of the queue.
 /// - A deliverer never waits: a change queued before one of its own re-entrant changes it
-///   delivers itself, budget or not, and it hands the role over only when none of its own is
-///   left.
+///   delivers itself, for its setter if one waits, and it hands the role over only when none of
+///   its own is left.
 /// - A set made inside a callback (of any observable) while another thread delivers never waits,
 ///   since waiting there could close a cycle of waits between threads: nobody waits for its
-///   change, which the deliverer delivers within its budget, or else the library's delivery
-///   queue does, taking the role when the change reaches the head.
+///   change, which the deliverer delivers while its *combining budget* lasts (a number of
+///   rounds and a time since its first such round, whichever ends first; see
+///   ``CombiningBudget``), or else the library's delivery queue does, taking the role when the
+///   change reaches the head. A deliverer inside a callback does not combine: it could not keep
+///   another thread's change a propagation of its own.
 /// - A waiting setter that sees no round delivered for a whole turn timeout (a callback may be
 ///   waiting for that very thread) stops waiting; whoever delivers delivers its change.
 /// - Registrations made during a round are queued too, so a round's list never changes under
@@ -85,6 +90,10 @@ struct DeliveryState {
     static var standard: CombiningBudget { CombiningBudget(rounds: 64, nanoseconds: 200_000) }
   }
 
+  /// The thread the role is kept for once nobody delivers: a setter that waited a whole budget
+  /// to be admitted (see ``admit(on:deliversItself:)``).
+  private(set) var reservedFor: ThreadID?
+
   /// Rounds the deliverer has delivered for other threads since it took the role.
   private(set) var combinedRounds = 0
   /// When the first of them was delivered (`DispatchTime` nanoseconds).
@@ -107,6 +116,42 @@ struct DeliveryState {
     /// Another thread is delivering and this set is made inside a callback, where waiting could
     /// close a cycle of waits between threads: queue the change for ``Setter/nobody``.
     case enqueueWithoutWaiting
+    /// Another thread is delivering and this setter stopped waiting to be admitted: queue the
+    /// change for ``Setter/gaveUp``, without waiting.
+    case enqueueGivenUp
+  }
+
+  enum AdmissionAction: Equatable {
+    /// Store the value and set it (``set(on:insideCallback:isFeed:queueIsEmpty:gaveUpWaiting:)``),
+    /// without unlocking in between.
+    case store
+    /// Another thread delivers, or the role is kept for another setter: wait, without the lock,
+    /// until the deliverer finishes, then ask again.
+    case waitForRole
+  }
+
+  /// A set on `thread`, outside any callback and not a derived value's change, asks to store
+  /// its value. `deliversItself` tells that the thread runs on the main queue of one of the
+  /// observable's main-actor lanes: such a set is always admitted (it queues behind the current
+  /// round, and its callbacks must run before it returns), so a UI thread never waits behind
+  /// setters that keep setting.
+  mutating func admit(on thread: ThreadID, deliversItself: Bool = false) -> AdmissionAction {
+    if role == .idle && reservedFor == nil { return .store }
+    let isFree: Bool
+    switch role {
+    case .idle: isFree = reservedFor == nil || reservedFor == thread
+    case .delivering(thread): isFree = true
+    case .delivering, .handedToQueue: isFree = false
+    }
+    guard isFree || deliversItself else { return .waitForRole }
+    if reservedFor == thread { reservedFor = nil }
+    return .store
+  }
+
+  /// A setter waiting to be admitted on `thread` stopped waiting (its wait timed out with no
+  /// progress): the role is no longer kept for it.
+  mutating func stopWaitingForAdmission(on thread: ThreadID) {
+    if reservedFor == thread { reservedFor = nil }
   }
 
   /// A value was stored on `thread`. `insideCallback` tells whether the set is made inside a
@@ -114,10 +159,11 @@ struct DeliveryState {
   /// for its turn even there: it belongs to the propagation of its source's change, and another
   /// thread, which never waits for this one while holding a derived value's role, would deliver
   /// it in a propagation of its own. `queueIsEmpty` tells whether nothing (a registration behind
-  /// a gate, say) is queued.
+  /// a gate, say) is queued. `gaveUpWaiting` tells that the setter stopped waiting to be admitted
+  /// (see ``admit(on:deliversItself:)``): it does not wait for its change either.
   mutating func set(
     on thread: ThreadID, insideCallback: Bool = false, isFeed: Bool = false,
-    queueIsEmpty: Bool = true
+    queueIsEmpty: Bool = true, gaveUpWaiting: Bool = false
   ) -> SetAction {
     switch role {
     case .idle:
@@ -126,6 +172,7 @@ struct DeliveryState {
     case .delivering(thread):
       return .enqueue
     case .delivering, .handedToQueue:
+      if gaveUpWaiting { return .enqueueGivenUp }
       return insideCallback && !isFeed ? .enqueueWithoutWaiting : .enqueueAndWait
     }
   }
@@ -159,9 +206,6 @@ struct DeliveryState {
   /// - `waitedForGates`: the last ``ChangeAction/waitForGates`` timed out with every gate still
   ///   closed (one round is delivered, then the deliverer waits again);
   /// - `ownChangeQueued`: one of the deliverer's own changes is queued behind;
-  /// - `setterDeliversItself`: the setter must deliver its change on its own thread (the main
-  ///   thread, for main-actor callbacks that must run before its set returns; a derived value's
-  ///   change, for its propagation);
   /// - `mayCombine`: the deliverer can deliver another thread's change as a propagation of its
   ///   own (it is not inside a callback, a flush or a transaction's commit);
   /// - `now`: the time, read only when the budget is consulted.
@@ -174,7 +218,6 @@ struct DeliveryState {
     mayWait: @autoclosure () -> Bool = true,
     waitedForGates: Bool = false,
     ownChangeQueued: @autoclosure () -> Bool,
-    setterDeliversItself: @autoclosure () -> Bool = false,
     mayCombine: @autoclosure () -> Bool = true,
     now: @autoclosure () -> UInt64,
     budget: CombiningBudget = .standard
@@ -193,11 +236,8 @@ struct DeliveryState {
       return .handOverToQueue
     case .thread(let setter): waiting = setter
     }
-    // The deliverer never waits, so it delivers up to its own change whatever the budget.
+    // The deliverer never waits, so it delivers up to its own change for its setter.
     if ownChangeQueued() { return .deliverFor(waiting) }
-    if !setterDeliversItself() && mayCombineAnother(mayCombine(), now(), budget) {
-      return .deliverFor(waiting)
-    }
     role = .delivering(waiting)
     progress &+= 1
     return .handOver(to: waiting)
@@ -314,10 +354,24 @@ struct DeliveryState {
     }
   }
 
-  /// The deliverer found nothing left to do and gives up the role.
-  mutating func finish(on thread: ThreadID) {
+  /// The deliverer found nothing left to do and gives up the role. `oldestWaiting` is the setter
+  /// that has waited longest to be admitted, if any, with the time its wait started: once that
+  /// is a whole budget ago, the role is kept for it. Returns the thread to wake: the one the role
+  /// is kept for, or else the oldest waiting setter; `nil` when nobody waits.
+  @discardableResult
+  mutating func finish(
+    on thread: ThreadID,
+    oldestWaiting: (thread: ThreadID, since: UInt64)? = nil,
+    now: @autoclosure () -> UInt64 = 0,
+    budget: CombiningBudget = .standard
+  ) -> ThreadID? {
     requireDeliverer(thread)
     role = .idle
+    guard let oldestWaiting else { return nil }
+    if reservedFor == nil && now() &- oldestWaiting.since >= budget.nanoseconds {
+      reservedFor = oldestWaiting.thread
+    }
+    return reservedFor ?? oldestWaiting.thread
   }
 
   /// Stops the program if `thread` is not the deliverer: only the deliverer may run rounds,

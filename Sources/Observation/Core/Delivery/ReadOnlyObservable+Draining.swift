@@ -14,8 +14,7 @@ extension ReadOnlyObservable {
         _checkInvariants()
       #endif
       endedDuringDelivery.removeAll()
-      state.finish(on: .current)
-      lock.unlock()
+      finishDelivering(on: .current)
       return
     }
     drainQueue(onQueue: onQueue)
@@ -81,9 +80,6 @@ extension ReadOnlyObservable {
           mayWait: context.propagationDepth <= 1 && !context.isFlushing,
           waitedForGates: waitedForGates,
           ownChangeQueued: pending.contains { Self.isChange($0, by: thread) },
-          setterDeliversItself: waiters.contains {
-            .thread($0.thread) == setter && $0.deliversItself
-          },
           mayCombine: context.canSeparatePropagations,
           now: DispatchTime.now().uptimeNanoseconds)
         {
@@ -156,8 +152,34 @@ extension ReadOnlyObservable {
       _checkInvariants()
     #endif
     endedDuringDelivery.removeAll()
+    finishDelivering(on: thread)
+  }
+
+  /// Gives up the role, entered with the lock held, and returns with it released, having woken
+  /// the setter waiting to be admitted that the state names, if it sleeps.
+  @inline(__always)
+  private func finishDelivering(on thread: ThreadID) {
+    guard admissionWaiters.isEmpty else { return finishDeliveringBeforeWaitingSetters(on: thread) }
     state.finish(on: thread)
     lock.unlock()
+  }
+
+  @inline(never)
+  private func finishDeliveringBeforeWaitingSetters(on thread: ThreadID) {
+    let oldest = admissionWaiters[0]
+    let next = state.finish(
+      on: thread, oldestWaiting: (oldest.thread, oldest.since),
+      now: DispatchTime.now().uptimeNanoseconds)
+    guard let next, let waiter = admissionWaiters.first(where: { $0.thread == next }),
+      waiter.isParked
+    else {
+      lock.unlock()
+      return
+    }
+    // Woken once: it parks again if another setter takes the role first.
+    waiter.isParked = false
+    lock.unlock()
+    waiter.semaphore.signal()
   }
 
   /// Carries out ``DeliveryState/ChangeAction/waitForGates``, entered and left with the lock

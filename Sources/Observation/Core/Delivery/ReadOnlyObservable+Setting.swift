@@ -131,7 +131,15 @@ extension ReadOnlyObservable {
     _ newValue: Value, ifVersion expected: UInt?, in context: ObservationContext,
     isFeed: Bool = false
   ) -> Bool {
+    // Inside a callback (of any observable) this thread must not wait for a turn.
+    let isNested = context.propagationDepth > 0 || context.isFlushing
     lock.lock()
+    // An outer set waits to be admitted before it stores (see `DeliveryState.admit`); the first
+    // ask is made here, so that an admitted set makes no call for it.
+    let thread = ThreadID.current
+    let gaveUpWaiting =
+      !isNested && !isFeed && !context.isInTransaction
+      && state.admit(on: thread) == .waitForRole && !waitForAdmission()
     if let expected, expected != version {
       lock.unlock()
       return false
@@ -151,14 +159,14 @@ extension ReadOnlyObservable {
       }
       return true
     }
-    // Inside a callback (of any observable) this thread must not wait for a turn.
-    let isNested = context.propagationDepth > 0 || context.isFlushing
     // A full round's calls are not the last act of the shortcuts around it: chains below it
     // start a run of their own.
     let chainDepth = context.chainDepth
     context.chainDepth = 0
     context.beginPropagation()
-    startRound(old: oldValue, new: newValue, isNested: isNested, isFeed: isFeed)
+    startRound(
+      old: oldValue, new: newValue, on: thread, isNested: isNested, isFeed: isFeed,
+      gaveUpWaiting: gaveUpWaiting)
     context.endPropagation()
     context.chainDepth = chainDepth
     return true
@@ -174,7 +182,7 @@ extension ReadOnlyObservable {
     }
     lock.lock()
     if joinedTransaction == transaction { joinedTransaction = nil }
-    startRound(old: oldValue, new: storage, isNested: isNested)
+    startRound(old: oldValue, new: storage, on: ThreadID.current, isNested: isNested)
   }
 
   /// Entered with the lock held after a change was stored; returns with it released once this
@@ -182,12 +190,12 @@ extension ReadOnlyObservable {
   /// change (`isFeed`) that waits for its turn also delivers its round itself (see
   /// ``DeliveryState/set(on:insideCallback:isFeed:queueIsEmpty:)``).
   private func startRound(
-    old oldValue: Value, new newValue: Value, isNested: Bool, isFeed: Bool = false
+    old oldValue: Value, new newValue: Value, on thread: ThreadID, isNested: Bool,
+    isFeed: Bool = false, gaveUpWaiting: Bool = false
   ) {
-    let thread = ThreadID.current
     switch state.set(
       on: thread, insideCallback: isNested, isFeed: isFeed,
-      queueIsEmpty: !hasBoundaryWork && !hasPending)
+      queueIsEmpty: !hasBoundaryWork && !hasPending, gaveUpWaiting: gaveUpWaiting)
     {
     case .enqueue:
       enqueueChange(old: oldValue, new: newValue, setter: .thread(thread))
@@ -199,12 +207,12 @@ extension ReadOnlyObservable {
     case .enqueueWithoutWaiting:
       enqueueChange(old: oldValue, new: newValue, setter: .nobody)
       lock.unlock()
+    case .enqueueGivenUp:
+      enqueueChange(old: oldValue, new: newValue, setter: .gaveUp)
+      lock.unlock()
     case .enqueueAndWait:
       enqueueChange(old: oldValue, new: newValue, setter: .thread(thread))
-      let waiter = TurnWaiter(
-        thread: thread,
-        deliversItself: isFeed || (hasMainActorLanes && mainActorLanes.contains { $0.isOnItsQueue })
-      )
+      let waiter = TurnWaiter(thread: thread)
       waiters.append(waiter)
       lock.unlock()
       if waitForTurn(waiter) { drain() }

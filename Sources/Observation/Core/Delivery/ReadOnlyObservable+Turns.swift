@@ -89,6 +89,44 @@ extension ReadOnlyObservable {
     }
   }
 
+  /// Waits, entered and left with the lock held, until the state admits this thread's set (see
+  /// ``DeliveryState/admit(on:deliversItself:)``). Returns `false` if it stopped waiting instead:
+  /// no round was delivered for a whole `turnTimeout`, so the deliverer may be a callback
+  /// waiting for this very thread.
+  ///
+  /// Like a turn, it checks back a few times, yielding the processor, before it parks; a
+  /// deliverer that finishes wakes the one waiter the state names.
+  func waitForAdmission() -> Bool {
+    let thread = ThreadID.current
+    let deliversItself = hasMainActorLanes && mainActorLanes.contains { $0.isOnItsQueue }
+    guard state.admit(on: thread, deliversItself: deliversItself) == .waitForRole else {
+      return true
+    }
+    let waiter = TurnWaiter(thread: thread)
+    waiter.since = DispatchTime.now().uptimeNanoseconds
+    admissionWaiters.append(waiter)
+    defer { admissionWaiters.removeAll { $0 === waiter } }
+    for _ in 0..<TurnWaiter.checksBeforeParking {
+      lock.unlock()
+      ThreadID.yieldProcessor()
+      lock.lock()
+      if state.admit(on: thread) == .store { return true }
+    }
+    var progressSeen = state.progress
+    while true {
+      waiter.isParked = true
+      lock.unlock()
+      let isSignalled = waiter.semaphore.wait(timeout: .now() + Self.turnTimeout) == .success
+      lock.lock()
+      waiter.isParked = false
+      if state.admit(on: thread) == .store { return true }
+      if !isSignalled && state.turnTimedOut(progressSeen: &progressSeen) {
+        state.stopWaitingForAdmission(on: thread)
+        return false
+      }
+    }
+  }
+
   /// Whether the wait of `waiter` is over, lock held: `true` if it holds the role now, `false`
   /// if another thread delivered its change, `nil` while it must wait.
   private func turn(of waiter: TurnWaiter) -> Bool? {
