@@ -133,6 +133,14 @@ func targetsReport(_ tables: [String: Table]) -> TargetsReport {
       "churn: observe / OpenCombine", row.values[Column.token], row.values[Column.combine],
       atMost: 0.5)
   }
+  for (name, label) in [("threads", "two threads"), ("eightThreads", "eight threads")] {
+    guard let table = tables[name], let row = table.rows.first else { continue }
+    for (column, title) in [(Column.owner, "addObserver"), (Column.token, "observe")] {
+      report.ratio(
+        "\(label) setting one observable: \(title) / OpenCombine (issue 28)", row.values[column],
+        row.values[Column.combine], atMost: 1.5)
+    }
+  }
   if let bindings = tables["bindings"] {
     let chain = "map → removeDuplicates → bind(to:)"
     report.ratio(

@@ -28,10 +28,10 @@
 /// - A set made inside a callback is queued and delivered after the current round ends, on the
 ///   same thread, before the outermost set returns. Every observer sees every change in the order
 ///   the changes were made, and never an older value after a newer one.
-/// - A set made on another thread while a round is running stores the value at once (``value``
-///   returns it), queues the change and waits until it has been delivered, by the delivering
-///   thread within a bounded budget or by the setting thread once its turn comes; a set made
-///   inside a callback never waits (see <doc:Threading>).
+/// - A set made on another thread while a round is running waits until the delivering thread
+///   has finished, then stores the value and delivers its round itself; a thread that keeps
+///   setting never holds it up for more than a bounded budget. A set made inside a callback
+///   never waits: it stores at once and is delivered in order (see <doc:Threading>).
 /// - ``ObservableOptions/initial`` is delivered synchronously inside the registering call, with
 ///   the value current at registration, before any change reaches the new observer. Another
 ///   thread delivering meanwhile never waits for that callback: it keeps the rounds it runs for
@@ -40,8 +40,9 @@
 ///   owner dies, during a round on the delivering thread is not called for the rest of it.
 ///   Removal from another thread takes effect at the next round boundary.
 ///
-/// > Important: Callbacks run on the thread that delivers the round: the thread that set the
-/// > value, or the thread already delivering when the value was set. No lock is held while a
+/// > Important: Callbacks run on the thread that delivers the round: usually the thread that set
+/// > the value; for a value set inside a callback, the thread delivering at the time (or the
+/// > library's delivery queue). No lock is held while a
 /// > callback runs, so callbacks may read and set ``value`` and add or remove observers,
 /// > themselves included.
 ///

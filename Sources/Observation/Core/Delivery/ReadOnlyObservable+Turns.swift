@@ -42,9 +42,9 @@ extension ReadOnlyObservable {
   /// Waits, without the lock, until a deliverer hands this thread the role; returns `true` then,
   /// or `false` if another thread delivered the change for it.
   ///
-  /// The waiter first checks back a few times, yielding the processor in between, since a
-  /// deliverer within its combining budget usually delivers the change sooner than a sleep and
-  /// wake-up would take; then it parks. If no round is delivered for a whole `turnTimeout`, the
+  /// The waiter first checks back a few times, yielding the processor in between, since the
+  /// deliverer usually reaches the change sooner than a sleep and wake-up would take; then it
+  /// parks. If no round is delivered for a whole `turnTimeout`, the
   /// thread's queued changes are left to the deliverer and it returns `false`: waiting longer
   /// could deadlock when a callback on the delivering thread is itself waiting for this thread.
   func waitForTurn(_ waiter: TurnWaiter) -> Bool {

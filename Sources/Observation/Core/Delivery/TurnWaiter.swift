@@ -15,9 +15,9 @@ final class TurnWaiter {
   /// When a setter waiting to be admitted started waiting (`DispatchTime` nanoseconds).
   var since: UInt64 = 0
 
-  /// How many times a waiter checks back before it parks: about as long as a few rounds for
-  /// other threads take, so that a deliverer within its combining budget usually finds it still
-  /// awake (see Benchmarks/README.md).
+  /// How many times a waiter checks back before it parks: about as long as a few rounds take,
+  /// so that a wait that ends within them (the deliverer finishing, or reaching the change)
+  /// costs no sleep and wake-up.
   static var checksBeforeParking: Int { 32 }
 
   init(thread: ThreadID) {
