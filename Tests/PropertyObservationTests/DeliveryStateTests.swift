@@ -14,16 +14,16 @@ struct DeliveryStateTests {
   /// One event a thread can cause.
   private enum Event: Equatable {
     case set, register, registerWithInitial, remove, openGate, finish, adoptQueuedRole
-    /// A set from the main queue of a main-actor lane, admitted whoever delivers; a set whose
-    /// wait to be admitted timed out.
+    /// A set from the main queue of a main-actor lane, which goes first; a set whose wait to be
+    /// admitted timed out.
     case setOnTheMainQueue, setAfterGivingUp
     /// The deliverer finishes while the next thread waits to be admitted, for less than a budget
     /// or for a whole one.
     case finishBeforeAWaitingSetter, finishBeforeAnOverdueSetter
-    /// A set inside a callback (of any observable), a derived value's change there, and a set
-    /// behind registrations queued while nobody delivers.
-    case setInsideACallback, feedInsideACallback, setBehindQueuedRegistrations
-    /// The deliverer delivered a round; a waiting setter's turn timed out.
+    /// A set inside a callback (of any observable), and a set behind registrations queued while
+    /// nobody delivers.
+    case setInsideACallback, setBehindQueuedRegistrations
+    /// The deliverer delivered a round; a setter's wait to be admitted timed out.
     case deliverRound, turnTimesOut
     /// The deliverer reaches a queued change of that kind.
     case reach(Reached)
@@ -31,35 +31,30 @@ struct DeliveryStateTests {
 
   /// A kind of queued change the deliverer reaches.
   private enum Reached {
-    /// Its own; one whose setter (the next thread: on the main queue, or a derived value's)
-    /// waits, with or without one of the deliverer's own queued behind; one nobody waits for (a
-    /// set inside a callback on another thread), likewise; one whose setter stopped waiting.
-    case own, waiting, waitingBeforeOwn, unwaited, unwaitedBeforeOwn, abandoned
-    /// The waiting and unwaited kinds reached by a deliverer inside a callback, which may
-    /// neither combine nor wait (the second with the rounds kept for closed gates at their
-    /// bound).
-    case waitingInsideACallback, unwaitedInsideACallback
-    /// A waiting setter's change reached with removed closures still to let go.
-    case waitingWithClosuresToRelease
+    /// Its own; one nobody waits for (a set inside a callback on another thread), with or
+    /// without one of the deliverer's own queued behind; one whose setter stopped waiting.
+    case own, unwaited, unwaitedBeforeOwn, abandoned
+    /// One nobody waits for, reached by a deliverer inside a callback, which may neither
+    /// combine nor wait (with the rounds kept for closed gates at their bound).
+    case unwaitedInsideACallback
+    /// One nobody waits for, reached with removed closures still to let go.
+    case unwaitedWithClosuresToRelease
     /// A change reached with the rounds kept for closed gates at their bound, before and after
     /// a wait for the gates that timed out.
     case withAFullBacklog, withAFullBacklogAfterWaiting
 
-    /// The facts the deliverer on `thread` reaches this kind of change with; `next` is the
-    /// waiting setter's thread.
-    func change(on thread: ThreadID, next: ThreadID) -> ReachedChange {
+    /// The facts the deliverer on `thread` reaches this kind of change with.
+    func change(on thread: ThreadID) -> ReachedChange {
       var change: ReachedChange
       switch self {
       case .own: change = ReachedChange(setter: .thread(thread))
       case .abandoned: change = ReachedChange(setter: .gaveUp)
-      case .unwaited, .unwaitedBeforeOwn, .unwaitedInsideACallback:
-        change = ReachedChange(setter: .nobody)
-      default: change = ReachedChange(setter: .thread(next))
+      default: change = ReachedChange(setter: .nobody)
       }
-      change.ownChangeQueued = self == .waitingBeforeOwn || self == .unwaitedBeforeOwn
-      change.mayCombine = self != .waitingInsideACallback && self != .unwaitedInsideACallback
+      change.ownChangeQueued = self == .unwaitedBeforeOwn
+      change.mayCombine = self != .unwaitedInsideACallback
       change.mayWait = change.mayCombine
-      change.hasClosuresToRelease = self == .waitingWithClosuresToRelease
+      change.hasClosuresToRelease = self == .unwaitedWithClosuresToRelease
       change.heldBacklogIsFull = [
         .withAFullBacklog, .withAFullBacklogAfterWaiting, .unwaitedInsideACallback,
       ].contains(self)
@@ -73,10 +68,10 @@ struct DeliveryStateTests {
   /// reached change is decided on are each checked from every budget state in
   /// `everyCombinationOfFactsOfAReachedChangeFollowsTheRules`.
   private static let explored: [Event] = [
-    .set, .setInsideACallback, .feedInsideACallback, .setBehindQueuedRegistrations, .register,
-    .registerWithInitial, .remove, .openGate, .finish, .adoptQueuedRole, .deliverRound,
-    .turnTimesOut, .reach(.own), .reach(.waiting), .reach(.waitingBeforeOwn),
-    .reach(.unwaited), .reach(.abandoned), .reach(.unwaitedInsideACallback),
+    .set, .setInsideACallback, .setBehindQueuedRegistrations, .register, .registerWithInitial,
+    .remove, .openGate, .finish, .adoptQueuedRole, .deliverRound, .turnTimesOut, .reach(.own),
+    .reach(.unwaited), .reach(.unwaitedBeforeOwn), .reach(.abandoned),
+    .reach(.unwaitedInsideACallback), .reach(.unwaitedWithClosuresToRelease),
     .reach(.withAFullBacklog), .setOnTheMainQueue, .setAfterGivingUp,
     .finishBeforeAWaitingSetter, .finishBeforeAnOverdueSetter,
   ]
@@ -110,10 +105,12 @@ struct DeliveryStateTests {
     /// The setter the role is kept for once nobody delivers.
     var reservedFor: ThreadID?
 
-    /// Whether an outer set on `thread` is admitted: nobody delivers and the role is not kept
-    /// for another setter, or the thread delivers itself.
-    func admits(_ thread: ThreadID) -> Bool {
-      if deliverer == nil && !isHandedToQueue { return reservedFor == nil || reservedFor == thread }
+    /// Whether a set on `thread` outside callbacks is admitted: nobody delivers and the role is
+    /// not kept for another setter (unless the set has priority), or the thread delivers itself.
+    func admits(_ thread: ThreadID, withPriority: Bool) -> Bool {
+      if deliverer == nil && !isHandedToQueue {
+        return reservedFor == nil || reservedFor == thread || withPriority
+      }
       return deliverer == thread
     }
 
@@ -130,8 +127,8 @@ struct DeliveryStateTests {
       case .openGate: gates[thread] > 0 && deliverer != thread
       case .turnTimesOut: deliverer != thread && (deliverer != nil || isHandedToQueue)
       case .setBehindQueuedRegistrations: deliverer == nil && !isHandedToQueue
-      case .set, .setInsideACallback, .feedInsideACallback, .register, .registerWithInitial,
-        .remove, .setOnTheMainQueue, .setAfterGivingUp:
+      case .set, .setInsideACallback, .register, .registerWithInitial, .remove,
+        .setOnTheMainQueue, .setAfterGivingUp:
         true
       }
     }
@@ -182,10 +179,15 @@ struct DeliveryStateTests {
         state.stopWaitingForAdmission(on: thread)
         if reference.reservedFor == thread { reference.reservedFor = nil }
       } else {
-        let admitted = onTheMainQueue || reference.admits(thread)
-        let action = state.admit(on: thread, deliversItself: onTheMainQueue)
+        let admitted = reference.admits(thread, withPriority: onTheMainQueue)
+        let action = state.admit(on: thread, hasPriority: onTheMainQueue)
         check(action == (admitted ? .store : .waitForRole), context())
-        guard admitted else { break }
+        guard admitted else {
+          // It waits: from now on its wait may time out. The main queue's setter goes first.
+          reference.progressSeen[thread] = reference.progress
+          if onTheMainQueue { reference.reservedFor = thread }
+          break
+        }
         if reference.reservedFor == thread { reference.reservedFor = nil }
       }
       let queueIsEmpty = event != .setBehindQueuedRegistrations
@@ -195,30 +197,20 @@ struct DeliveryStateTests {
         reference.deliverer = thread
       } else if reference.deliverer == thread {
         check(action == .enqueue, context())
-      } else if gaveUp {
-        check(action == .enqueueGivenUp, context())
       } else {
-        // Only a setter on the main queue is admitted while another thread delivers.
-        check(onTheMainQueue && action == .enqueueAndWait, context())
-        reference.progressSeen[thread] = reference.progress
+        // A set admitted finds nobody delivering, or its own thread.
+        check(gaveUp && action == .enqueueGivenUp, context())
       }
-    case .setInsideACallback, .feedInsideACallback:
-      let insideCallback = event == .setInsideACallback || event == .feedInsideACallback
-      let queueIsEmpty = event != .setBehindQueuedRegistrations
-      let action = state.set(
-        on: thread, insideCallback: insideCallback, isFeed: event == .feedInsideACallback,
-        queueIsEmpty: queueIsEmpty)
+    case .setInsideACallback:
+      // Never admitted: waiting there could close a cycle of waits between threads.
+      let action = state.set(on: thread, insideCallback: true)
       if reference.deliverer == nil && !reference.isHandedToQueue {
-        check(action == (queueIsEmpty ? .deliver : .enqueueAndDrain), context())
+        check(action == .deliver, context())
         reference.deliverer = thread
       } else if reference.deliverer == thread {
         check(action == .enqueue, context())
-      } else if event == .setInsideACallback {
-        // Waiting there could close a cycle of waits between threads.
-        check(action == .enqueueWithoutWaiting, context())
       } else {
-        check(action == .enqueueAndWait, context())
-        reference.progressSeen[thread] = reference.progress
+        check(action == .enqueueWithoutWaiting, context())
       }
     case .deliverRound:
       state.didDeliverRound()
@@ -284,7 +276,7 @@ struct DeliveryStateTests {
       // The setter the role is kept for is woken, or else the oldest one waiting.
       check(woken == (waiting == nil ? nil : reference.reservedFor ?? next), context())
     case .reach(let reached):
-      let change = reached.change(on: thread, next: Self.threads.first { $0 != thread }!)
+      let change = reached.change(on: thread)
       let action = change.reach(on: thread, &state, onQueue: reference.isQueueJob)
       check(action == expectedAction(for: change, on: thread, reference: &reference), context())
       check(state.combinedRounds == reference.combined, context())
@@ -333,12 +325,11 @@ struct DeliveryStateTests {
   /// - another thread's change waits until removed closures are let go;
   /// - its own change, one whose setter stopped waiting, and (on the queue's job) one nobody
   ///   waits for are delivered here;
-  /// - up to one of its own queued behind, every change is delivered here, for its setter if one
-  ///   waits;
-  /// - otherwise a waiting setter gets the role (it delivers its change itself: on the main
-  ///   queue, or in its own propagation), and a change nobody waits for is delivered here while
-  ///   the budget lasts (never by a deliverer inside a callback), and then the role moves to the
-  ///   delivery queue.
+  /// - up to one of its own queued behind, every change is delivered here;
+  /// - otherwise a change nobody waits for is delivered here while the budget lasts (never by a
+  ///   deliverer inside a callback), and then the role moves to the delivery queue.
+  /// (No other thread's change waits in the queue for it: such a setter stores only once
+  /// admitted.)
   private static func expectedAction(
     for change: ReachedChange, on thread: ThreadID, reference: inout Reference
   ) -> DeliveryState.ChangeAction {
@@ -364,19 +355,14 @@ struct DeliveryStateTests {
       reference.isHandedToQueue = true
       reference.progress += 1
       return .handOverToQueue
-    case .thread(let setter):
-      if change.ownChangeQueued { return .deliverFor(setter) }
-      reference.deliverer = setter
-      reference.progress += 1
-      return .handOver(to: setter)
+    case .thread:
+      preconditionFailure("not explored: it stops the program")
     }
   }
 
   @Test func everyCombinationOfFactsOfAReachedChangeFollowsTheRules() async {
     let deliverer = ThreadID(raw: 1)
-    let setters: [DeliveryState.Setter] = [
-      .thread(deliverer), .thread(ThreadID(raw: 2)), .nobody, .gaveUp,
-    ]
+    let setters: [DeliveryState.Setter] = [.thread(deliverer), .nobody, .gaveUp]
     var cases = 0
     for onQueue in [false, true] {
       // Budgets untouched, partly spent and spent by earlier rounds for other threads; times
@@ -479,10 +465,44 @@ struct DeliveryStateTests {
       state.finish(on: keepsSetting, oldestWaiting: (waiting, 0), now: 1_000, budget: budget)
         == waiting)
     #expect(state.admit(on: keepsSetting) == .waitForRole)
-    #expect(state.admit(on: keepsSetting, deliversItself: true) == .store, "the main queue")
+    #expect(state.admit(on: keepsSetting, hasPriority: true) == .store, "the main queue")
     #expect(state.admit(on: waiting) == .store)
     #expect(state.reservedFor == nil)
     #expect(state.admit(on: keepsSetting) == .store)
+  }
+
+  @Test func theMainQueuesSetterGoesBeforeEveryWaitingSetter() async {
+    var state = DeliveryState()
+    let (deliverer, waiting, main) = (ThreadID(raw: 7), ThreadID(raw: 8), ThreadID(raw: 9))
+    #expect(state.set(on: deliverer) == .deliver)
+    #expect(state.admit(on: waiting) == .waitForRole)
+    #expect(state.admit(on: main, hasPriority: true) == .waitForRole)
+    #expect(state.reservedFor == main)
+    // The waiting setter waited a whole budget, yet the main queue's setter is woken.
+    #expect(state.finish(on: deliverer, oldestWaiting: (waiting, 0), now: 1_000_000) == main)
+    #expect(state.admit(on: waiting) == .waitForRole)
+    #expect(state.admit(on: main) == .store)
+    #expect(state.reservedFor == nil)
+  }
+
+  @Test func anotherThreadsQueuedChangeStopsTheProgram() async {
+    // Only the deliverer's own changes are queued for a thread: any other setter stores only
+    // once admitted, and then delivers itself.
+    await #expect(processExitsWith: .failure) {
+      var state = DeliveryState()
+      _ = state.set(on: ThreadID(raw: 1))
+      _ = state.reachChange(
+        by: .thread(ThreadID(raw: 2)), on: ThreadID(raw: 1), onQueue: false,
+        ownChangeQueued: false, now: 0)
+    }
+  }
+
+  @Test func aSetOutsideCallbacksThatWasNotAdmittedStopsTheProgram() async {
+    await #expect(processExitsWith: .failure) {
+      var state = DeliveryState()
+      _ = state.set(on: ThreadID(raw: 1))
+      _ = state.set(on: ThreadID(raw: 2))
+    }
   }
 
   @Test func onlyTheDelivererMayFinish() async {

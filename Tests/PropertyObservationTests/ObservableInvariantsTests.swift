@@ -30,11 +30,12 @@ import Testing
       }
     }
 
-    @Test func aWaiterWithoutAQueuedChangeStopsTheProgram() async {
+    @Test func aRoleKeptForASetterThatDoesNotWaitStopsTheProgram() async {
       await #expect(processExitsWith: .failure) {
         let observable = Observable(0)
         observable.lock.withLock {
-          observable.waiters.append(TurnWaiter(thread: ThreadID(raw: 5)))
+          _ = observable.state.set(on: ThreadID(raw: 4))
+          _ = observable.state.admit(on: ThreadID(raw: 5), hasPriority: true)
           observable._checkInvariants()
         }
       }

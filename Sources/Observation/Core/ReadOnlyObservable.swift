@@ -99,8 +99,6 @@ public class ReadOnlyObservable<Value> {
   /// removal, since reading a generic optional costs a metadata look-up.
   @exclusivity(unchecked) var hasHeldRegistrations = false
   @exclusivity(unchecked) var needsCompaction = false
-  /// Setters from other threads waiting for their turn.
-  @exclusivity(unchecked) var waiters: [TurnWaiter] = []
   /// Setters from other threads waiting to be admitted, oldest first.
   @exclusivity(unchecked) var admissionWaiters: [TurnWaiter] = []
   @exclusivity(unchecked) var tracer: Tracer?

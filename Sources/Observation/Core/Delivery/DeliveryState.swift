@@ -10,21 +10,20 @@
 ///   stored. A set that finds the observable idle makes its thread the deliverer. A set inside a
 ///   callback of this observable is queued and delivered by the deliverer (its own thread) after
 ///   the current round.
-/// - A set from another thread while a round runs, outside any callback, waits to be *admitted*
-///   before it stores its value: until nobody delivers. A thread that keeps setting may store
-///   again before a waiting one is admitted, like a lock's owner taking it again, but only for
-///   one budget (see ``CombiningBudget``): once a setter has waited that long, the role is
-///   reserved for it when the deliverer finishes. A setter on the main queue of one of the
-///   observable's main-actor lanes is admitted at once, and so are sets inside callbacks and a
-///   derived value's changes. A setter that sees no progress for a whole turn timeout while it
-///   waits stops waiting, stores its change and leaves it to whoever delivers.
-/// - The setters admitted while another thread delivers (on the main queue of a main-actor
-///   lane, whose main-actor callbacks must have run, inline, when its set returns) and a derived
-///   value's change, which belongs to its setter's propagation, queue their change and wait: the
-///   deliverer hands them the role when their change reaches the head of the queue.
-/// - A deliverer never waits: a change queued before one of its own re-entrant changes it
-///   delivers itself, for its setter if one waits, and it hands the role over only when none of
-///   its own is left.
+/// - A set from another thread while a round runs, outside any callback (or a derived value's
+///   change, which belongs to its setter's propagation, even inside one), waits to be *admitted*
+///   before it stores its value: until nobody delivers. It then delivers its change itself. A
+///   thread that keeps setting may store again before a waiting one is admitted, like a lock's
+///   owner taking it again, but only for one budget (see ``CombiningBudget``): once a setter has
+///   waited that long, the role is kept for it when the deliverer finishes. A setter on the main
+///   queue of one of the observable's main-actor lanes has the role kept for it at once, so a UI
+///   thread waits only for the current deliverer. A setter that sees no progress for a whole
+///   turn timeout while it waits stops waiting, stores its change and leaves it to whoever
+///   delivers.
+/// - So the only changes queued are the deliverer's own (sets inside its callbacks) and those
+///   nobody waits for (below, and a setter's that stopped waiting). A deliverer never waits: a
+///   change queued before one of its own re-entrant changes it delivers itself, and it hands the
+///   role over only when none of its own is left.
 /// - A set made inside a callback (of any observable) while another thread delivers never waits,
 ///   since waiting there could close a cycle of waits between threads: nobody waits for its
 ///   change, which the deliverer delivers while its *combining budget* lasts (a number of
@@ -32,8 +31,6 @@
 ///   ``CombiningBudget``), or else the library's delivery queue does, taking the role when the
 ///   change reaches the head. A deliverer inside a callback does not combine: it could not keep
 ///   another thread's change a propagation of its own.
-/// - A waiting setter that sees no round delivered for a whole turn timeout (a callback may be
-///   waiting for that very thread) stops waiting; whoever delivers delivers its change.
 /// - Registrations made during a round are queued too, so a round's list never changes under
 ///   it. A registration with `.initial` from the delivering thread gets `.initial` at once; from
 ///   any other thread, idle or not, it gets `.initial` at once as well, on its own thread, and is
@@ -55,13 +52,13 @@ struct DeliveryState {
 
   /// Who made a queued change, and so who waits for it.
   enum Setter: Equatable {
-    /// A set on this thread: the deliverer's own (made inside its callbacks), or a setter that
-    /// waits until its change has been delivered or the role is handed to it.
+    /// A set on the deliverer's thread, inside its callbacks (or one queued behind registrations
+    /// waiting at a gate): the deliverer delivers it before its outermost set returns.
     case thread(ThreadID)
     /// A set inside a callback while another thread delivered: it never waits, so nobody waits
     /// for it.
     case nobody
-    /// Its setter stopped waiting (its turn timed out): whoever delivers delivers it.
+    /// Its setter stopped waiting to be admitted: whoever delivers delivers it.
     case gaveUp
   }
 
@@ -91,7 +88,7 @@ struct DeliveryState {
   }
 
   /// The thread the role is kept for once nobody delivers: a setter that waited a whole budget
-  /// to be admitted (see ``admit(on:deliversItself:)``).
+  /// to be admitted (see ``admit(on:hasPriority:)``).
   private(set) var reservedFor: ThreadID?
 
   /// Rounds the deliverer has delivered for other threads since it took the role.
@@ -110,9 +107,6 @@ struct DeliveryState {
     /// This thread is delivering (a set inside a callback): queue the change as its own; the
     /// thread delivers it after the current round, before its outermost set returns.
     case enqueue
-    /// Another thread is delivering: queue the change and wait for the turn to deliver it, or
-    /// for its delivery.
-    case enqueueAndWait
     /// Another thread is delivering and this set is made inside a callback, where waiting could
     /// close a cycle of waits between threads: queue the change for ``Setter/nobody``.
     case enqueueWithoutWaiting
@@ -122,7 +116,7 @@ struct DeliveryState {
   }
 
   enum AdmissionAction: Equatable {
-    /// Store the value and set it (``set(on:insideCallback:isFeed:queueIsEmpty:gaveUpWaiting:)``),
+    /// Store the value and set it (``set(on:insideCallback:queueIsEmpty:gaveUpWaiting:)``),
     /// without unlocking in between.
     case store
     /// Another thread delivers, or the role is kept for another setter: wait, without the lock,
@@ -130,20 +124,23 @@ struct DeliveryState {
     case waitForRole
   }
 
-  /// A set on `thread`, outside any callback and not a derived value's change, asks to store
-  /// its value. `deliversItself` tells that the thread runs on the main queue of one of the
-  /// observable's main-actor lanes: such a set is always admitted (it queues behind the current
-  /// round, and its callbacks must run before it returns), so a UI thread never waits behind
-  /// setters that keep setting.
-  mutating func admit(on thread: ThreadID, deliversItself: Bool = false) -> AdmissionAction {
+  /// A set on `thread`, outside any callback or a derived value's change, asks to store its
+  /// value. `hasPriority` tells that the thread runs on the main queue of one of the
+  /// observable's main-actor lanes, whose callbacks must have run, inline, when its set
+  /// returns: it goes before any setter waiting, and the role is kept for it at once, so that a
+  /// UI thread waits only for the current deliverer, never behind setters that keep setting.
+  mutating func admit(on thread: ThreadID, hasPriority: Bool = false) -> AdmissionAction {
     if role == .idle && reservedFor == nil { return .store }
     let isFree: Bool
     switch role {
-    case .idle: isFree = reservedFor == nil || reservedFor == thread
+    case .idle: isFree = reservedFor == nil || reservedFor == thread || hasPriority
     case .delivering(thread): isFree = true
     case .delivering, .handedToQueue: isFree = false
     }
-    guard isFree || deliversItself else { return .waitForRole }
+    guard isFree else {
+      if hasPriority { reservedFor = thread }
+      return .waitForRole
+    }
     if reservedFor == thread { reservedFor = nil }
     return .store
   }
@@ -154,16 +151,14 @@ struct DeliveryState {
     if reservedFor == thread { reservedFor = nil }
   }
 
-  /// A value was stored on `thread`. `insideCallback` tells whether the set is made inside a
-  /// callback (of any observable); `isFeed` whether it is a derived value's change, which waits
-  /// for its turn even there: it belongs to the propagation of its source's change, and another
-  /// thread, which never waits for this one while holding a derived value's role, would deliver
-  /// it in a propagation of its own. `queueIsEmpty` tells whether nothing (a registration behind
-  /// a gate, say) is queued. `gaveUpWaiting` tells that the setter stopped waiting to be admitted
-  /// (see ``admit(on:deliversItself:)``): it does not wait for its change either.
+  /// A value was stored on `thread`: by a set admitted (see ``admit(on:hasPriority:)``), which
+  /// finds nobody delivering or its own thread; by a set inside a callback (`insideCallback`),
+  /// which is never admitted, since waiting there could close a cycle of waits between threads;
+  /// or by a setter that stopped waiting to be admitted (`gaveUpWaiting`). `queueIsEmpty` tells
+  /// whether nothing (a registration behind a gate, say) is queued.
   mutating func set(
-    on thread: ThreadID, insideCallback: Bool = false, isFeed: Bool = false,
-    queueIsEmpty: Bool = true, gaveUpWaiting: Bool = false
+    on thread: ThreadID, insideCallback: Bool = false, queueIsEmpty: Bool = true,
+    gaveUpWaiting: Bool = false
   ) -> SetAction {
     switch role {
     case .idle:
@@ -173,7 +168,8 @@ struct DeliveryState {
       return .enqueue
     case .delivering, .handedToQueue:
       if gaveUpWaiting { return .enqueueGivenUp }
-      return insideCallback && !isFeed ? .enqueueWithoutWaiting : .enqueueAndWait
+      precondition(insideCallback, "A set outside callbacks stores only once admitted.")
+      return .enqueueWithoutWaiting
     }
   }
 
@@ -181,16 +177,11 @@ struct DeliveryState {
     /// Deliver the change on this thread: its own, one whose setter stopped waiting, or one
     /// nobody waits for.
     case deliver
-    /// Deliver the change on this thread for its setter, which waits, then let the setter
-    /// return: the change has been delivered.
-    case deliverFor(ThreadID)
-    /// The role has moved to the change's setter, which waits for it: wake it up.
-    case handOver(to: ThreadID)
     /// The role has moved to the library's delivery queue: start its job.
     case handOverToQueue
     /// Let go of the closures removed so far, outside the lock, then reach the change again:
     /// the registrations they own (a token in a closure) must have ended before another thread
-    /// can take the role, and a waiter that checks back takes it at once.
+    /// can take the role.
     case releaseClosuresFirst
     /// The rounds kept for closed gates reached their bound: wait, without the lock, until a
     /// gate opens or a turn timeout passes, then reach the change again (`waitedForGates`).
@@ -225,22 +216,18 @@ struct DeliveryState {
     requireDeliverer(thread)
     if !waitedForGates && heldBacklogIsFull() && mayWait() { return .waitForGates }
     if setter != .thread(thread) && hasClosuresToRelease { return .releaseClosuresFirst }
-    let waiting: ThreadID
     switch setter {
     case .thread(thread), .gaveUp: return .deliver
     case .nobody where onQueue: return .deliver
     case .nobody:
+      // The deliverer never waits, so it delivers up to its own change whatever the budget.
       if ownChangeQueued() || mayCombineAnother(mayCombine(), now(), budget) { return .deliver }
       role = .handedToQueue
       progress &+= 1
       return .handOverToQueue
-    case .thread(let setter): waiting = setter
+    case .thread:
+      preconditionFailure("Another thread's change was queued for it: it should have waited.")
     }
-    // The deliverer never waits, so it delivers up to its own change for its setter.
-    if ownChangeQueued() { return .deliverFor(waiting) }
-    role = .delivering(waiting)
-    progress &+= 1
-    return .handOver(to: waiting)
   }
 
   /// Whether the budget allows one more round for another thread, and counts it if so.

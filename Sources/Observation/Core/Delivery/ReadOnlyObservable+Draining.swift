@@ -68,7 +68,6 @@ extension ReadOnlyObservable {
         }
         break
       }
-      var deliveredFor: TurnWaiter?
       if case .change(_, _, let setter) = event {
         // What happens to the change is the state's decision; the facts it may ask for (a scan
         // of the queue, the clock) are read only when it asks.
@@ -84,15 +83,8 @@ extension ReadOnlyObservable {
           now: DispatchTime.now().uptimeNanoseconds)
         {
         case .deliver: break
-        case .deliverFor(let setter):
-          // This set's waiter: should it time out while the round runs, the next set of its
-          // thread waits with a new one, which this round must not release.
-          deliveredFor = waiters.first { $0.thread == setter }
-        case .handOver(let setter):
-          handOver(to: setter, released: &released)
-          return
         case .handOverToQueue:
-          handOver(to: nil, released: &released)
+          handOverToQueue(released: &released)
           return
         case .releaseClosuresFirst:
           lock.unlock()
@@ -124,16 +116,6 @@ extension ReadOnlyObservable {
         }
         lock.lock()
         state.didDeliverRound()
-        if let deliveredFor, let index = waiters.firstIndex(where: { $0 === deliveredFor }) {
-          // Its setter may return: its change has been delivered. A parked one is woken after
-          // unlocking, so that it does not wake up only to wait for the lock.
-          let waiter = waiters.remove(at: index)
-          if waiter.markDelivered() {
-            lock.unlock()
-            waiter.semaphore.signal()
-            lock.lock()
-          }
-        }
       case .add, .gated, .cancelled:
         if let gate = heldGate(for: event) {
           // Behind a closed gate: held, with the rounds from here on kept for it, so that its

@@ -29,10 +29,10 @@
         state.closedGates == closedGates,
         "the state counts \(state.closedGates) closed gates, the queue and held hold \(closedGates)"
       )
-      for waiter in waiters {
+      if let reserved = state.reservedFor {
         precondition(
-          pending.contains { Self.isChange($0, by: waiter.thread) },
-          "\(waiter.thread) waits for a change that is not queued")
+          admissionWaiters.contains { $0.thread == reserved },
+          "the role is kept for \(reserved), which does not wait to be admitted")
       }
       precondition(deferredRemovals.isEmpty && !needsCompaction, "removals left unapplied")
     }

@@ -134,11 +134,12 @@ extension ReadOnlyObservable {
     // Inside a callback (of any observable) this thread must not wait for a turn.
     let isNested = context.propagationDepth > 0 || context.isFlushing
     lock.lock()
-    // An outer set waits to be admitted before it stores (see `DeliveryState.admit`); the first
-    // ask is made here, so that an admitted set makes no call for it.
+    // A set outside callbacks, and a derived value's change, waits to be admitted before it
+    // stores (see `DeliveryState.admit`); the first ask is made here, so that an admitted set
+    // makes no call for it.
     let thread = ThreadID.current
     let gaveUpWaiting =
-      !isNested && !isFeed && !context.isInTransaction
+      (!isNested || isFeed) && !context.isInTransaction
       && state.admit(on: thread) == .waitForRole && !waitForAdmission()
     if let expected, expected != version {
       lock.unlock()
@@ -165,7 +166,7 @@ extension ReadOnlyObservable {
     context.chainDepth = 0
     context.beginPropagation()
     startRound(
-      old: oldValue, new: newValue, on: thread, isNested: isNested, isFeed: isFeed,
+      old: oldValue, new: newValue, on: thread, isNested: isNested && !isFeed,
       gaveUpWaiting: gaveUpWaiting)
     context.endPropagation()
     context.chainDepth = chainDepth
@@ -182,20 +183,24 @@ extension ReadOnlyObservable {
     }
     lock.lock()
     if joinedTransaction == transaction { joinedTransaction = nil }
-    startRound(old: oldValue, new: storage, on: ThreadID.current, isNested: isNested)
+    // Its round waits to be admitted, like a set's.
+    let thread = ThreadID.current
+    let gaveUpWaiting =
+      !isNested && state.admit(on: thread) == .waitForRole && !waitForAdmission()
+    startRound(
+      old: oldValue, new: storage, on: thread, isNested: isNested, gaveUpWaiting: gaveUpWaiting)
   }
 
   /// Entered with the lock held after a change was stored; returns with it released once this
-  /// thread has delivered what it must. Every decision is `DeliveryState`'s; a derived value's
-  /// change (`isFeed`) that waits for its turn also delivers its round itself (see
-  /// ``DeliveryState/set(on:insideCallback:isFeed:queueIsEmpty:)``).
+  /// thread has delivered what it must. Every decision is `DeliveryState`'s (see
+  /// ``DeliveryState/set(on:insideCallback:queueIsEmpty:gaveUpWaiting:)``).
   private func startRound(
     old oldValue: Value, new newValue: Value, on thread: ThreadID, isNested: Bool,
-    isFeed: Bool = false, gaveUpWaiting: Bool = false
+    gaveUpWaiting: Bool = false
   ) {
     switch state.set(
-      on: thread, insideCallback: isNested, isFeed: isFeed,
-      queueIsEmpty: !hasBoundaryWork && !hasPending, gaveUpWaiting: gaveUpWaiting)
+      on: thread, insideCallback: isNested, queueIsEmpty: !hasBoundaryWork && !hasPending,
+      gaveUpWaiting: gaveUpWaiting)
     {
     case .enqueue:
       enqueueChange(old: oldValue, new: newValue, setter: .thread(thread))
@@ -210,12 +215,6 @@ extension ReadOnlyObservable {
     case .enqueueGivenUp:
       enqueueChange(old: oldValue, new: newValue, setter: .gaveUp)
       lock.unlock()
-    case .enqueueAndWait:
-      enqueueChange(old: oldValue, new: newValue, setter: .thread(thread))
-      let waiter = TurnWaiter(thread: thread)
-      waiters.append(waiter)
-      lock.unlock()
-      if waitForTurn(waiter) { drain() }
     case .deliver:
       let tracer = tracer
       let lanes = hasMainActorLanes ? mainActorLanes : nil
