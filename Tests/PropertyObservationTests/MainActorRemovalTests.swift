@@ -270,4 +270,28 @@ struct MainActorWaitingCallTests {
     #expect(screen.seen == [1])
     #expect(released == nil)
   }
+
+  /// The same with two registrations of one owner, whose calls alternate in the turn: the lane
+  /// holds one owner at a time, so the other registration's hold does not keep the owner
+  /// counted alive once its last reference is gone.
+  @Test func anOwnerWithTwoRegistrationsDyingInACallbackGetsNoLaterCallOfTheSameTurn() async {
+    let source = Observable(0)
+    let screen = Screen()
+    nonisolated(unsafe) var owner: Owner? = Owner()
+    weak let released = owner
+    source.addObserver(owner!, removeIfExists: false) { [weak screen] value, _ in
+      screen?.seen.append(value)
+      if value == 2 { owner = nil }
+    }
+    source.addObserver(owner!, removeIfExists: false) { [weak screen] value, _ in
+      screen?.secondSeen.append(value)
+    }
+    onAnotherThreadWhileMainWaits {
+      for value in 1...4 { source.value = value }
+    }
+    await letTheMainQueueRun()
+    #expect(screen.seen == [1, 2])
+    #expect(screen.secondSeen == [1])
+    #expect(released == nil)
+  }
 }
