@@ -50,7 +50,8 @@ struct DeliveryState {
     case handedToQueue
   }
 
-  /// Who made a queued change, and so who waits for it.
+  /// Who made a queued change. Nobody waits for one: a setter that must wait does so before it
+  /// stores (see ``admit(on:hasPriority:)``).
   enum Setter: Equatable {
     /// A set on the deliverer's thread, inside its callbacks (or one queued behind registrations
     /// waiting at a gate): the deliverer delivers it before its outermost set returns.
@@ -69,21 +70,23 @@ struct DeliveryState {
   /// Registrations whose `.initial` still runs on their own thread.
   private(set) var closedGates = 0
 
-  /// Rounds delivered and hand-overs made since the observable was made: a waiting setter whose
-  /// turn times out tells a slow turn (this moved) from a stuck one (it did not).
+  /// Rounds delivered and hand-overs made since the observable was made: a setter whose wait to
+  /// be admitted times out tells a slow deliverer (this moved) from a stuck one (it did not).
   private(set) var progress: UInt = 0
 
-  /// How long a deliverer delivers other threads' changes for them before handing the role on.
+  /// How long a deliverer delivers the changes other threads set inside callbacks before it
+  /// hands the role to the delivery queue; its time is also how long a setter may wait to be
+  /// admitted before the role is kept for it.
   struct CombiningBudget: Equatable {
     /// At most this many rounds for other threads per turn.
     var rounds: Int
     /// And no new one once this long has passed since the first of them.
     var nanoseconds: UInt64
 
-    /// 64 rounds or 200 µs: long enough that setters on several threads mostly return without a
-    /// hand-over (a thread wake-up costs more than a round of ten observers), short enough that a
-    /// UI thread's set waits far less than a frame for the changes queued before its own (see
-    /// Benchmarks/README.md).
+    /// 64 rounds or 200 µs: long enough that a burst of such changes is delivered without a
+    /// hop to the delivery queue (a thread wake-up costs more than a round of ten observers), and
+    /// that a thread that keeps setting spares most wake-ups; short enough that any waiting
+    /// setter, a UI thread's included, waits far less than a frame (see Benchmarks/README.md).
     static var standard: CombiningBudget { CombiningBudget(rounds: 64, nanoseconds: 200_000) }
   }
 
