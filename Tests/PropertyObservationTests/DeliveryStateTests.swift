@@ -292,9 +292,6 @@ struct DeliveryStateTests {
     check(state.closedGates == reference.gates.total, context())
     check(state.progress == reference.progress, context())
     check(state.reservedFor == reference.reservedFor, context())
-    for candidate in Self.threads {
-      check(state.isDeliverer(candidate) == (reference.deliverer == candidate), context())
-    }
   }
 
   /// The facts a reached change is decided on (see ``DeliveryState/reachChange``).

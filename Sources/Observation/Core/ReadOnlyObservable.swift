@@ -100,7 +100,7 @@ public class ReadOnlyObservable<Value> {
   @exclusivity(unchecked) var hasHeldRegistrations = false
   @exclusivity(unchecked) var needsCompaction = false
   /// Setters from other threads waiting to be admitted, oldest first.
-  @exclusivity(unchecked) var admissionWaiters: [TurnWaiter] = []
+  @exclusivity(unchecked) var admissionWaiters: [AdmissionWaiter] = []
   @exclusivity(unchecked) var tracer: Tracer?
   /// The transaction whose round for this observable is still to run, if this observable joined
   /// it marked (see ``ObservationContext/join(_:marked:_:)``).

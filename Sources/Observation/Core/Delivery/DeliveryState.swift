@@ -258,11 +258,6 @@ struct DeliveryState {
     role = .delivering(thread)
   }
 
-  /// Whether `thread` holds the role (a waiting setter checks this when it checks back).
-  func isDeliverer(_ thread: ThreadID) -> Bool {
-    role == .delivering(thread)
-  }
-
   /// A waiting setter's turn timed out, `progressSeen` being the progress when it started the
   /// timeout: whether it stops waiting, leaving its changes to whoever delivers (no round was
   /// delivered meanwhile: the deliverer may be a callback waiting for this very thread, so

@@ -135,12 +135,11 @@ extension ReadOnlyObservable {
     let isNested = context.propagationDepth > 0 || context.isFlushing
     lock.lock()
     // A set outside callbacks, and a derived value's change, waits to be admitted before it
-    // stores (see `DeliveryState.admit`); the first ask is made here, so that an admitted set
-    // makes no call for it.
+    // stores (see `DeliveryState.admit`).
     let thread = ThreadID.current
     let gaveUpWaiting =
       (!isNested || isFeed) && !context.isInTransaction
-      && state.admit(on: thread) == .waitForRole && !waitForAdmission()
+      && gaveUpWaitingForAdmission(on: thread)
     if let expected, expected != version {
       lock.unlock()
       return false
@@ -185,8 +184,7 @@ extension ReadOnlyObservable {
     if joinedTransaction == transaction { joinedTransaction = nil }
     // Its round waits to be admitted, like a set's.
     let thread = ThreadID.current
-    let gaveUpWaiting =
-      !isNested && state.admit(on: thread) == .waitForRole && !waitForAdmission()
+    let gaveUpWaiting = !isNested && gaveUpWaitingForAdmission(on: thread)
     startRound(
       old: oldValue, new: storage, on: thread, isNested: isNested, gaveUpWaiting: gaveUpWaiting)
   }

@@ -27,24 +27,29 @@ extension ReadOnlyObservable {
     DispatchQueue(label: "PropertyObservation.delivery").async { job.run() }
   }
 
-  /// Waits, entered and left with the lock held, until the state admits this thread's set (see
-  /// ``DeliveryState/admit(on:hasPriority:)``). Returns `false` if it stopped waiting instead:
-  /// no round was delivered for a whole `turnTimeout`, so the deliverer may be a callback
-  /// waiting for this very thread.
+  /// Asks the state to admit a set on `thread` (see ``DeliveryState/admit(on:hasPriority:)``),
+  /// entered and left with the lock held, and waits until it does. Returns whether the setter
+  /// gave up instead: no round was delivered for a whole `turnTimeout`, so the deliverer may be
+  /// a callback waiting for this very thread. An admitted set, the common case, makes no call.
+  @inline(__always)
+  func gaveUpWaitingForAdmission(on thread: ThreadID) -> Bool {
+    state.admit(on: thread) == .waitForRole && !waitForAdmission(on: thread)
+  }
+
+  /// The waiting half of ``gaveUpWaitingForAdmission(on:)``: returns `false` if it gave up.
   ///
   /// It checks back a few times, yielding the processor, before it parks, since the deliverer
   /// usually finishes sooner than a sleep and wake-up would take; a deliverer that finishes wakes
   /// the one waiter the state names.
-  func waitForAdmission() -> Bool {
-    let thread = ThreadID.current
+  private func waitForAdmission(on thread: ThreadID) -> Bool {
     let hasPriority = hasMainActorLanes && mainActorLanes.contains { $0.isOnItsQueue }
     guard state.admit(on: thread, hasPriority: hasPriority) == .waitForRole else {
       return true
     }
-    let waiter = TurnWaiter(thread: thread)
+    let waiter = AdmissionWaiter(thread: thread)
     admissionWaiters.append(waiter)
     defer { admissionWaiters.removeAll { $0 === waiter } }
-    for _ in 0..<TurnWaiter.checksBeforeParking {
+    for _ in 0..<AdmissionWaiter.checksBeforeParking {
       lock.unlock()
       ThreadID.yieldProcessor()
       lock.lock()

@@ -2,7 +2,7 @@ import Dispatch
 
 /// A setter waiting to be admitted (see ``DeliveryState/admit(on:hasPriority:)``). Every
 /// property is guarded by the observable's lock.
-final class TurnWaiter {
+final class AdmissionWaiter {
   let thread: ThreadID
   /// When the setter started waiting (`DispatchTime` nanoseconds).
   let since = DispatchTime.now().uptimeNanoseconds
