@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import PropertyObservation
 import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(Darwin)
@@ -820,9 +821,13 @@ struct StressTests {
     ThreadLedger.install(run.ledgers[threadCount])
     defer { ThreadLedger.install(nil) }
 
-    // Far more than a run needs (see the size note at the top of the file), so
-    // only a deadlock trips it; a soak run gets proportionally longer.
-    let limit = 60 * max(1, run.operations / defaultOperations)
+    // Far more than a run needs (see the size note at the top of the file), so only a deadlock
+    // trips it; a soak run gets proportionally longer, and so does a run whose waits are scaled
+    // up (`TEST_TIMEOUT_SECONDS`, 6 times the default under ThreadSanitizer, where this run
+    // takes up to 30 s while the rest of the suite runs beside it).
+    let limit =
+      60 * max(1, run.operations / defaultOperations)
+      * max(1, Int(testTimeout / defaultTestTimeout))
     let finished = runThreads(threadCount, within: Double(limit)) { run.work($0) }
     try #require(finished, "the workers did not finish within \(limit) s (deadlock?); \(context)")
     run.finalSets()

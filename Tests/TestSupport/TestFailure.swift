@@ -15,10 +15,14 @@ import XCTest
 /// cores the heavy suites can keep every shared test thread busy for seconds).
 package let testTimeout: Double = {
   guard let raw = getenv("TEST_TIMEOUT_SECONDS"), let seconds = Double(String(cString: raw)) else {
-    return 10
+    return defaultTestTimeout
   }
   return seconds
 }()
+
+/// ``testTimeout`` when `TEST_TIMEOUT_SECONDS` is not set: waits sized for a normal run scale by
+/// `testTimeout / defaultTestTimeout`.
+package let defaultTestTimeout: Double = 10
 
 /// Records `message` as a failure of the test running on the calling thread, at the caller's
 /// source location.
