@@ -24,7 +24,7 @@ import Testing
       await #expect(processExitsWith: .failure) {
         let observable = Observable(0)
         observable.lock.withLock {
-          observable.queuedRegistrationCount = 1
+          observable.makeDeliveryIfNeeded().queuedRegistrationCount = 1
           observable._checkInvariants()
         }
       }
@@ -34,8 +34,8 @@ import Testing
       await #expect(processExitsWith: .failure) {
         let observable = Observable(0)
         observable.lock.withLock {
-          _ = observable.state.set(on: ThreadID(raw: 4))
-          _ = observable.state.admit(on: ThreadID(raw: 5), hasPriority: true)
+          _ = observable.makeDeliveryIfNeeded().state.set(on: ThreadID(raw: 4))
+          _ = observable.makeDeliveryIfNeeded().state.admit(on: ThreadID(raw: 5), hasPriority: true)
           observable._checkInvariants()
         }
       }
@@ -45,7 +45,8 @@ import Testing
       await #expect(processExitsWith: .failure) {
         let observable = Observable(0)
         observable.lock.withLock {
-          _ = observable.state.register(on: ThreadID(raw: 5), sendsInitial: true)
+          _ = observable.makeDeliveryIfNeeded().state.register(
+            on: ThreadID(raw: 5), sendsInitial: true)
           observable._checkInvariants()
         }
       }

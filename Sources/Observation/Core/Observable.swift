@@ -40,17 +40,18 @@
 ///   owner dies, during a round on the delivering thread is not called for the rest of it.
 ///   Removal from another thread takes effect at the next round boundary.
 ///
-/// > Important: Callbacks run on the thread that delivers the round: usually the thread that set
-/// > the value; for a value set inside a callback, the thread delivering at the time (or the
-/// > library's delivery queue). No lock is held while a
-/// > callback runs, so callbacks may read and set ``value`` and add or remove observers,
+/// > Important: A nonisolated callback runs on the thread that delivers the round: usually the
+/// > thread that set the value; for a value set inside a callback, the thread delivering at the
+/// > time (or the library's delivery queue). A `@MainActor` callback runs on the main queue and
+/// > an actor's on that actor, in the order of rounds (see <doc:Threading>). No lock is held
+/// > while a callback runs, so callbacks may read and set ``value`` and add or remove observers,
 /// > themselves included.
 ///
 /// ## Sendable
 ///
 /// `Observable` is `Sendable` when `Value` is: all of its state is guarded by one internal
-/// lock. Callbacks are not required to be `@Sendable` (they run on the delivering thread; see
-/// above), so capture state that is safe to use from the threads that set the value.
+/// lock. Nonisolated callbacks are not required to be `@Sendable` (they run on the delivering
+/// thread; see above), so capture state that is safe to use from the threads that set the value.
 public final class Observable<Value>: ReadOnlyObservable<Value> {
   /// Creates an observable holding `value`.
   ///

@@ -30,8 +30,9 @@ extension ReadOnlyObservable {
   /// Starts or (with `nil`) stops reporting rounds; see ``trace(as:_:)``.
   final func setTracer(_ newTracer: Tracer?) {
     let previous: Tracer? = lock.withLock {
-      defer { tracer = newTracer }
-      return tracer
+      let delivery = makeDeliveryIfNeeded()
+      defer { delivery.tracer = newTracer }
+      return delivery.tracer
     }
     withExtendedLifetime(previous) {}
   }

@@ -4,8 +4,9 @@ import Dispatch
 /// every derived observable (`map(_:)`, `removeDuplicates()`, `combineLatest(_:_:)`).
 ///
 /// Everything here behaves as described on ``Observable``: weak owners, options, rounds in
-/// registration order, queued re-entrant changes, and callbacks on the delivering thread. Accept
-/// a `ReadOnlyObservable` where you only need to watch a value:
+/// registration order, queued re-entrant changes, and callbacks in their isolation (nonisolated
+/// ones on the delivering thread). Accept a `ReadOnlyObservable` where you only need to watch a
+/// value:
 ///
 /// ```swift
 /// func show(_ progress: ReadOnlyObservable<Double>) {
@@ -27,102 +28,55 @@ public class ReadOnlyObservable<Value> {
   // entries; `+Round` is the one place a round calls user code; `+Draining` is the deliverer's
   // loop over queued work; `+Turns` is a setter waiting for its turn; `+Gates` holds `.initial`
   // registrations made during another thread's round and catches them up; `+Lanes` keeps the
-  // main-actor and actor lanes. This file holds the state they share and the public API. The
-  // contract they implement is stated in the Threading and Ordering contract articles.
+  // main-actor and actor lanes. `DeliveryStorage` holds the state they share, made by the
+  // first registration; this file holds the box (the value and its lock) and the public API.
+  // The contract they implement is stated in the Threading and Ordering contract articles.
 
-  /// Work that arrives while a round is running, applied in arrival order between rounds.
-  enum PendingEvent {
-    /// A stored change and who made it (see ``DeliveryState/Setter``).
-    case change(old: Value, new: Value, setter: DeliveryState.Setter)
-    case add(Entry)
-    /// A registration whose `.initial` runs on another thread (see ``DeliveryState``).
-    case gated(RegistrationGate<Value>)
-    case cancelled
-
-    /// The entry of a queued registration that is still to be applied.
-    var registration: Entry? {
-      switch self {
-      case .add(let entry): entry
-      case .gated(let gate) where !gate.isCancelled: gate.entry
-      case .gated, .change, .cancelled: nil
-      }
-    }
-  }
+  /// Work that arrives while a round is running (see ``DeliveryStorage/PendingEvent``).
+  typealias PendingEvent = DeliveryStorage<Value>.PendingEvent
 
   let lock = Lock()
-  /// ``ObservationContext/slot``, read once here instead of behind a `swift_once` on every set.
-  let contextSlot = ObservationContext.slot
 
-  // Every property below is guarded by `lock`, with one exception that makes delivery cheap:
-  // while a thread is the deliverer (see `state`), only that thread changes `observers` (always
-  // under the lock), so it may also read `observers` without the lock. Other threads queue
-  // their changes instead. Dynamic exclusivity checks would cost more than a delivery and cannot
-  // see the lock, hence `@exclusivity(unchecked)`.
+  // The box: the value and, once anybody observes it, the engine's state. An observable nobody
+  // has observed holds nothing else, so a model with many observable properties costs little
+  // more than its values (see `DeliveryStorage`).
+  //
+  // Both properties are guarded by `lock`. Dynamic exclusivity checks would cost more than a
+  // delivery and cannot see the lock, hence `@exclusivity(unchecked)`.
   @exclusivity(unchecked) var storage: Value
-  @exclusivity(unchecked) var version: UInt = 0
-  @exclusivity(unchecked) var observers = ObserverList<Value>()
-  @exclusivity(unchecked) var state = DeliveryState()
-  @exclusivity(unchecked) var pending = WorkQueue<PendingEvent>()
-  /// Whether `pending` holds work. Checked instead of `pending` itself because any use of the
-  /// generic queue costs a metadata look-up, which would dominate a set that queues nothing.
-  @exclusivity(unchecked) var hasPending = false
-  /// How many registrations `pending` holds that are neither applied nor cancelled, and where
-  /// each token's or binding's waits (a position in `pending`), keyed by its identity.
-  @exclusivity(unchecked) var queuedRegistrationCount = 0
-  @exclusivity(unchecked) var queuedRegistrations: [UInt: Int] = [:]
-  /// Whether the deliverer has work to do before its next round: removals from other threads,
-  /// or gated registrations to catch up.
-  @exclusivity(unchecked) var hasBoundaryWork = false
-  @exclusivity(unchecked) var deferredRemovals: [Selection] = []
-  /// Removals made while a thread delivers, kept until the deliverer gives up its role (by then
-  /// the removed closures, and so their main-actor handles, are released): a main-actor call
-  /// already waiting for the main queue checks them before it runs. Each ends only the
-  /// registrations made before it (``MainActorHandle/serial`` below `before`), so an owner that
-  /// registers again at once is not taken for its ended registration.
-  ///
-  /// A waiting main-actor call checks these removals only when the epoch of ``mainActorEnds``
-  /// moved since it last did (see `runWaitingCall`): each one recorded moves it, where it is
-  /// appended. Emptying them ends nothing.
-  @exclusivity(unchecked) var endedDuringDelivery: [(selection: Selection, before: UInt)] = []
-  /// What this observable's main-actor targets share (see ``MainActorEnds``): made with the first
-  /// main-actor lane.
-  @exclusivity(unchecked) var mainActorEnds: MainActorEnds?
-  /// The serial of the next main-actor handle.
-  @exclusivity(unchecked) var nextHandleSerial: UInt = 0
-  /// Registrations the deliverer has reached behind a gate that was still closed, with the
-  /// rounds they missed: they join the list, in order, once every gate among them is open and
-  /// they are caught up (see ``HeldRegistrations``).
-  @exclusivity(unchecked) var held: HeldRegistrations<Value>?
-  /// The held registrations the deliverer is catching up right now: a removal still finds them.
-  @exclusivity(unchecked) var catchingUp: HeldRegistrations<Value>?
-  /// Whether `held` or `catchingUp` is set: checked instead of them on every registration and
-  /// removal, since reading a generic optional costs a metadata look-up.
-  @exclusivity(unchecked) var hasHeldRegistrations = false
-  @exclusivity(unchecked) var needsCompaction = false
-  /// Setters from other threads waiting to be admitted, oldest first.
-  @exclusivity(unchecked) var admissionWaiters: [AdmissionWaiter] = []
-  @exclusivity(unchecked) var tracer: Tracer?
-  /// The transaction whose round for this observable is still to run, if this observable joined
-  /// it marked (see ``ObservationContext/join(_:marked:_:)``).
-  @exclusivity(unchecked) var joinedTransaction: TransactionMark?
-  /// The lanes of this observable's main-actor registrations, one per main scheduler (almost
-  /// always just `.main`); they only ever grow. A round takes a copy under the lock.
-  @exclusivity(unchecked) var mainActorLanes: [any RoundLane] = []
-  /// The lanes of this observable's registrations made on other actors, one per actor.
-  @exclusivity(unchecked) var actorLanes: [ActorLane<Call<Value>>] = []
-  /// Whether `mainActorLanes` is not empty, checked instead of it so that an observable without
-  /// main-actor registrations pays nothing per round.
-  @exclusivity(unchecked) var hasMainActorLanes = false
+  /// Everything delivery needs, made by the first registration, trace or transaction that
+  /// reaches this observable and kept from then on (see ``makeDeliveryIfNeeded()``). While it is
+  /// `nil`, nobody observes the observable, no round runs and nothing is queued: a set only
+  /// stores.
+  @exclusivity(unchecked) var deliveryStorage: DeliveryStorage<Value>?
 
   init(initialValue: Value) {
     storage = initialValue
   }
 
   deinit {
-    // Nothing else can reach the observable now, so releasing the closures here runs no user
-    // code under the lock.
-    observers.deallocate()
     lock.deallocate()
+  }
+
+  /// The engine's state of an observable that has it: only code that runs once somebody
+  /// registered (a round, a drain, a removal of a registration) reads it this way.
+  @inline(__always)
+  final var delivery: DeliveryStorage<Value> {
+    deliveryStorage.unsafelyUnwrapped
+  }
+
+  /// The engine's state, made now if nobody made it yet; lock held.
+  @inline(__always)
+  final func makeDeliveryIfNeeded() -> DeliveryStorage<Value> {
+    if let deliveryStorage { return deliveryStorage }
+    return makeDelivery()
+  }
+
+  @inline(never)
+  private func makeDelivery() -> DeliveryStorage<Value> {
+    let made = DeliveryStorage<Value>()
+    deliveryStorage = made
+    return made
   }
 
   /// The current value.
@@ -203,22 +157,22 @@ public class ReadOnlyObservable<Value> {
   ///
   /// - Complexity: O(*n*) in the number of registrations.
   public final var observerCount: Int {
-    lock.withLock { observers.liveCount }
+    lock.withLock { deliveryStorage?.observers.liveCount ?? 0 }
   }
 
   /// The slots the queue of pending work holds on to, for tests of its memory.
   final var pendingCapacity: Int {
-    lock.withLock { pending.capacity }
+    lock.withLock { deliveryStorage?.pending.capacity ?? 0 }
   }
 
   /// How many setters wait to be admitted, for tests of admission.
   final var settersWaitingForAdmission: Int {
-    lock.withLock { admissionWaiters.count }
+    lock.withLock { deliveryStorage?.admissionWaiters.count ?? 0 }
   }
 
   /// The rounds kept for registrations held behind a closed gate, for tests of its bound.
   final var heldBacklogCount: Int {
-    lock.withLock { held?.backlog.count ?? 0 }
+    lock.withLock { deliveryStorage?.held?.backlog.count ?? 0 }
   }
 }
 
@@ -233,7 +187,9 @@ extension ReadOnlyObservable: CustomStringConvertible {
   /// The type, the value and the number of live observers, for example
   /// `Observable<Int>(42, observers: 2)`.
   public var description: String {
-    let (value, count) = lock.withLock { (storage, observers.liveCount) }
+    let (value, count) = lock.withLock {
+      (storage, deliveryStorage?.observers.liveCount ?? 0)
+    }
     // Derived observables are internal subclasses; name the public type users know them by.
     let typeName = self is Observable<Value> ? "Observable" : "ReadOnlyObservable"
     return "\(typeName)<\(Value.self)>(\(value), observers: \(count))"

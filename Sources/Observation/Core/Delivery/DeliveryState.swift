@@ -2,8 +2,10 @@
 ///
 /// The state is non-generic and holds no user values: ``ReadOnlyObservable`` feeds it each event
 /// under its lock, gets back an action, and performs the action (calling callbacks, releasing
-/// closures) after unlocking. Keeping the decisions here makes every rule of
-/// <doc:Threading> a line of code that a test can drive without threads.
+/// closures) after unlocking. Keeping the decisions here lets a test drive every decision about
+/// who delivers, and when, without threads; where a callback runs is decided by its
+/// registration's isolation (`CallbackIsolation`), and the order of main-actor and actor calls by
+/// their lanes.
 ///
 /// The rules:
 /// - One thread at a time is the *deliverer*, and changes are delivered in the order they were

@@ -2,18 +2,18 @@ import Dispatch
 
 // The deliverer's loop: applies queued work in arrival order (registrations, removals, gated
 // catch-ups) and runs a round for each queued change, until the queue is empty or the role is
-// handed to the setter of the next change (see `DeliveryState`).
+// handed to the library's delivery queue (see `DeliveryState.reachChange`).
 
 extension ReadOnlyObservable {
   /// Applies queued work in arrival order, running a round for each queued change, until the
   /// queue is empty; then gives up the deliverer role. Only the deliverer calls this.
   func drain(onQueue: Bool = false) {
     lock.lock()
-    guard hasPending || hasBoundaryWork || needsCompaction else {
+    guard delivery.hasPending || delivery.hasBoundaryWork || delivery.needsCompaction else {
       #if DEBUG
         _checkInvariants()
       #endif
-      endedDuringDelivery.removeAll()
+      delivery.endedDuringDelivery.removeAll()
       finishDelivering(on: .current)
       return
     }
@@ -25,7 +25,7 @@ extension ReadOnlyObservable {
     let context = ObservationContext.current
     context.beginPropagation()
     lock.lock()
-    state.adoptQueuedRole(on: .current)
+    delivery.state.adoptQueuedRole(on: .current)
     lock.unlock()
     drain(onQueue: true)
     context.endPropagation()
@@ -40,25 +40,25 @@ extension ReadOnlyObservable {
     var released: [Callback] = []
     var waitedForGates = false
     while true {
-      state.requireDeliverer(thread)
-      if needsCompaction {
+      delivery.state.requireDeliverer(thread)
+      if delivery.needsCompaction {
         // Entries the last round marked (removed in a callback, dead owners) go now, so their
         // closures, and what those own, are released before the next round, not at the end.
         // Dropping the marked ones is enough; `compact()` would load every owner's weak
         // reference again.
         applyDeferredRemovals(released: &released)
-        observers.removeMarked(released: &released)
-        needsCompaction = false
+        delivery.observers.removeMarked(released: &released)
+        delivery.needsCompaction = false
       }
-      if hasBoundaryWork, let catchUp = boundaryWork(released: &released) {
+      if delivery.hasBoundaryWork, let catchUp = boundaryWork(released: &released) {
         lock.unlock()
         releaseOutsideLock(&released)
         catchUp.deliver()
         lock.lock()
         continue
       }
-      guard let event = pending.first else {
-        guard released.isEmpty && !needsCompaction else {
+      guard let event = delivery.pending.first else {
+        guard released.isEmpty && !delivery.needsCompaction else {
           // Let go of removed closures while still holding the role: the registrations they
           // own (a token in a closure) end before any later round can start.
           lock.unlock()
@@ -72,13 +72,13 @@ extension ReadOnlyObservable {
         // What happens to the change is the state's decision; the facts it may ask for (a scan
         // of the queue, the clock) are read only when it asks.
         let context = ObservationContext.current
-        switch state.reachChange(
+        switch delivery.state.reachChange(
           by: setter, on: thread, onQueue: onQueue,
           hasClosuresToRelease: !released.isEmpty,
-          heldBacklogIsFull: held?.isFull ?? false,
+          heldBacklogIsFull: delivery.held?.isFull ?? false,
           mayWait: context.propagationDepth <= 1 && !context.isFlushing,
           waitedForGates: waitedForGates,
-          ownChangeQueued: pending.contains { Self.isChange($0, by: thread) },
+          ownChangeQueued: delivery.pending.contains { Self.isChange($0, by: thread) },
           mayCombine: context.canSeparatePropagations,
           now: DispatchTime.now().uptimeNanoseconds)
         {
@@ -97,12 +97,12 @@ extension ReadOnlyObservable {
         }
       }
       waitedForGates = false
-      didDequeue(pending.popFirst().unsafelyUnwrapped)
+      didDequeue(delivery.pending.popFirst().unsafelyUnwrapped)
       switch event {
       case .change(let oldValue, let newValue, _):
-        held?.backlog.append((oldValue, newValue))
-        let tracer = tracer
-        let lanes = hasMainActorLanes ? mainActorLanes : nil
+        delivery.held?.backlog.append((oldValue, newValue))
+        let tracer = delivery.tracer
+        let lanes = delivery.hasMainActorLanes ? delivery.mainActorLanes : nil
         lock.unlock()
         releaseOutsideLock(&released)
         if case .change(_, _, let setter) = event, setter != .thread(thread) {
@@ -115,25 +115,25 @@ extension ReadOnlyObservable {
           deliverRound(old: oldValue, new: newValue, tracer: tracer, lanes: lanes)
         }
         lock.lock()
-        state.didDeliverRound()
+        delivery.state.didDeliverRound()
       case .add, .gated, .cancelled:
         if let gate = heldGate(for: event) {
           // Behind a closed gate: held, with the rounds from here on kept for it, so that its
           // place in the order is kept.
-          if held == nil { held = HeldRegistrations() }
-          held.unsafelyUnwrapped.hold(gate)
-          hasHeldRegistrations = true
-          hasBoundaryWork = true
+          if delivery.held == nil { delivery.held = HeldRegistrations() }
+          delivery.held.unsafelyUnwrapped.hold(gate)
+          delivery.hasHeldRegistrations = true
+          delivery.hasBoundaryWork = true
         } else {
           _ = apply(event, released: &released)
         }
       }
     }
-    hasPending = false
+    delivery.hasPending = false
     #if DEBUG
       _checkInvariants()
     #endif
-    endedDuringDelivery.removeAll()
+    delivery.endedDuringDelivery.removeAll()
     finishDelivering(on: thread)
   }
 
@@ -141,18 +141,20 @@ extension ReadOnlyObservable {
   /// the setter waiting to be admitted that the state names, if it sleeps.
   @inline(__always)
   private func finishDelivering(on thread: ThreadID) {
-    guard admissionWaiters.isEmpty else { return finishDeliveringBeforeWaitingSetters(on: thread) }
-    state.finish(on: thread)
+    guard delivery.admissionWaiters.isEmpty else {
+      return finishDeliveringBeforeWaitingSetters(on: thread)
+    }
+    delivery.state.finish(on: thread)
     lock.unlock()
   }
 
   @inline(never)
   private func finishDeliveringBeforeWaitingSetters(on thread: ThreadID) {
-    let oldest = admissionWaiters[0]
-    let next = state.finish(
+    let oldest = delivery.admissionWaiters[0]
+    let next = delivery.state.finish(
       on: thread, oldestWaiting: (oldest.thread, oldest.since),
       now: DispatchTime.now().uptimeNanoseconds)
-    guard let next, let waiter = admissionWaiters.first(where: { $0.thread == next }),
+    guard let next, let waiter = delivery.admissionWaiters.first(where: { $0.thread == next }),
       waiter.isParked
     else {
       lock.unlock()
@@ -168,7 +170,7 @@ extension ReadOnlyObservable {
   /// held: waits without the lock until a held gate opens or a turn timeout passes. Returns
   /// whether a gate opened.
   private func waitForGates(released: inout [Callback]) -> Bool {
-    guard let segment = held else { return true }
+    guard let segment = delivery.held else { return true }
     let semaphore = DispatchSemaphore(value: 0)
     segment.waitingDeliverer = semaphore
     lock.unlock()
@@ -185,13 +187,13 @@ extension ReadOnlyObservable {
   func apply(_ event: PendingEvent, released: inout [Callback]) -> Bool {
     switch event {
     case .add(let entry):
-      observers.append(entry, released: &released)
+      delivery.observers.append(entry, released: &released)
     case .gated(let gate):
       guard gate.isOpen else { return false }
       if !gate.entry.isRemoved {
-        observers.append(gate.entry, released: &released)
+        delivery.observers.append(gate.entry, released: &released)
       } else {
-        released.append(gate.takeCallback(leaving: observers.vacantCallback))
+        released.append(gate.takeCallback(leaving: delivery.observers.vacantCallback))
       }
     case .cancelled:
       break
@@ -205,24 +207,24 @@ extension ReadOnlyObservable {
   /// are marked before anything compacts: compaction writes into the tokens of the entries it
   /// moves, and a token whose removal is pending may already be gone.
   func applyDeferredRemovals(released: inout [Callback]) {
-    guard !deferredRemovals.isEmpty else { return }
-    for selection in deferredRemovals {
-      observers.remove(selection, released: &released, taking: true, compacting: false)
+    guard !delivery.deferredRemovals.isEmpty else { return }
+    for selection in delivery.deferredRemovals {
+      delivery.observers.remove(selection, released: &released, taking: true, compacting: false)
     }
-    deferredRemovals.removeAll()
-    observers.removeMarkedIfWorthIt(released: &released)
+    delivery.deferredRemovals.removeAll()
+    delivery.observers.removeMarkedIfWorthIt(released: &released)
   }
 
   /// Forgets a queued registration that left the queue without being cancelled.
   func didDequeue(_ event: PendingEvent) {
     guard let entry = event.registration else { return }
-    queuedRegistrationCount -= 1
-    if entry.kindBits >= Entry.handleKind { queuedRegistrations[entry.identity] = nil }
+    delivery.queuedRegistrationCount -= 1
+    if entry.kindBits >= Entry.handleKind { delivery.queuedRegistrations[entry.identity] = nil }
   }
 
   func enqueue(_ event: PendingEvent) {
-    pending.append(event)
-    hasPending = true
+    delivery.pending.append(event)
+    delivery.hasPending = true
   }
 
   @inline(never)

@@ -9,30 +9,30 @@ extension ReadOnlyObservable {
   func openGate(_ gate: RegistrationGate<Value>) {
     lock.lock()
     gate.isOpen = true
-    let missedRounds = held?.openGatesMissedRounds ?? false
-    switch state.openGate(on: .current, missedRounds: missedRounds) {
+    let missedRounds = delivery.held?.openGatesMissedRounds ?? false
+    switch delivery.state.openGate(on: .current, missedRounds: missedRounds) {
     case .leaveToDeliverer:
-      hasBoundaryWork = true
-      let deliverer = held?.waitingDeliverer
+      delivery.hasBoundaryWork = true
+      let deliverer = delivery.held?.waitingDeliverer
       lock.unlock()
       deliverer?.signal()
     case .applyRegistrations:
       // Nothing runs: what is queued behind this gate, and held registrations that missed no
       // round, join the list now, in order, up to the next closed gate.
       var released: [Callback] = []
-      if let segment = held, segment.openCount > 0 {
+      if let segment = delivery.held, segment.openCount > 0 {
         for gate in takeOpenGates(of: segment).gates { join(gate, released: &released) }
       }
-      if held == nil {
-        while let event = pending.first, apply(event, released: &released) {
-          didDequeue(pending.popFirst().unsafelyUnwrapped)
+      if delivery.held == nil {
+        while let event = delivery.pending.first, apply(event, released: &released) {
+          didDequeue(delivery.pending.popFirst().unsafelyUnwrapped)
         }
-        hasPending = !pending.isEmpty
+        delivery.hasPending = !delivery.pending.isEmpty
       }
       lock.unlock()
       releaseOutsideLock(&released)
     case .catchUp:
-      hasBoundaryWork = true
+      delivery.hasBoundaryWork = true
       lock.unlock()
       drain()
     }
@@ -42,9 +42,9 @@ extension ReadOnlyObservable {
   /// lock held.
   func join(_ gate: RegistrationGate<Value>, released: inout [Callback]) {
     if !gate.isCancelled && gate.entry.isLive {
-      observers.append(gate.entry, released: &released)
+      delivery.observers.append(gate.entry, released: &released)
     } else {
-      released.append(gate.takeCallback(leaving: observers.vacantCallback))
+      released.append(gate.takeCallback(leaving: delivery.observers.vacantCallback))
     }
   }
 
@@ -53,15 +53,15 @@ extension ReadOnlyObservable {
   /// after unlocking).
   func boundaryWork(released: inout [Callback]) -> CatchUp? {
     applyDeferredRemovals(released: &released)
-    guard let segment = held else {
-      hasBoundaryWork = false
+    guard let segment = delivery.held else {
+      delivery.hasBoundaryWork = false
       return nil
     }
     // A closed first gate keeps the flag up: every round must be kept for it.
     guard segment.openCount > 0 else { return nil }
     let open = takeOpenGates(of: segment)
-    catchingUp = open
-    hasHeldRegistrations = true
+    delivery.catchingUp = open
+    delivery.hasHeldRegistrations = true
     return CatchUp(segment: open, observable: self)
   }
 
@@ -70,9 +70,9 @@ extension ReadOnlyObservable {
   /// `hasBoundaryWork` up, so that every round is kept for it.
   private func takeOpenGates(of segment: HeldRegistrations<Value>) -> HeldRegistrations<Value> {
     guard segment.openCount < segment.gates.count else {
-      held = nil
-      hasHeldRegistrations = catchingUp != nil
-      hasBoundaryWork = false
+      delivery.held = nil
+      delivery.hasHeldRegistrations = delivery.catchingUp != nil
+      delivery.hasBoundaryWork = false
       return segment
     }
     return segment.removeFirst(segment.openCount)
@@ -83,8 +83,9 @@ extension ReadOnlyObservable {
   /// them); `nil` when it may join the list now. Lock held.
   func heldGate(for event: PendingEvent) -> RegistrationGate<Value>? {
     switch event {
-    case .gated(let gate) where !gate.isOpen || held != nil: return gate
-    case .add(let entry) where held != nil: return RegistrationGate(entry: entry, isOpen: true)
+    case .gated(let gate) where !gate.isOpen || delivery.held != nil: return gate
+    case .add(let entry) where delivery.held != nil:
+      return RegistrationGate(entry: entry, isOpen: true)
     default: return nil
     }
   }
@@ -112,8 +113,8 @@ extension ReadOnlyObservable {
       // Removals that arrived during the catch-up come first (the append may compact).
       observable.applyDeferredRemovals(released: &released)
       for gate in segment.gates { observable.join(gate, released: &released) }
-      observable.catchingUp = nil
-      observable.hasHeldRegistrations = observable.held != nil
+      observable.delivery.catchingUp = nil
+      observable.delivery.hasHeldRegistrations = observable.delivery.held != nil
       observable.lock.unlock()
       releaseOutsideLock(&released)
     }

@@ -8,33 +8,39 @@
     /// drain (the queue is empty then, unless registrations wait behind a closed gate while no
     /// round runs).
     func _checkInvariants() {
-      observers._checkInvariants()
-      precondition(hasPending == !pending.isEmpty, "hasPending disagrees with the queue")
-      let registrations = pending.count { $0.registration != nil }
+      delivery.observers._checkInvariants()
       precondition(
-        queuedRegistrationCount == registrations,
-        "\(queuedRegistrationCount) queued registrations counted, \(registrations) queued")
+        delivery.hasPending == !delivery.pending.isEmpty,
+        "delivery.hasPending disagrees with the queue")
+      let registrations = delivery.pending.count { $0.registration != nil }
       precondition(
-        queuedRegistrations.count <= registrations, "a queued handle outlived its registration")
+        delivery.queuedRegistrationCount == registrations,
+        "\(delivery.queuedRegistrationCount) queued registrations counted, \(registrations) queued")
       precondition(
-        hasHeldRegistrations == (held != nil || catchingUp != nil),
-        "hasHeldRegistrations disagrees with the held registrations")
-      precondition(held == nil || hasBoundaryWork, "held registrations without boundary work")
-      var closedGates = pending.count { event in
+        delivery.queuedRegistrations.count <= registrations,
+        "a queued handle outlived its registration")
+      precondition(
+        delivery.hasHeldRegistrations == (delivery.held != nil || delivery.catchingUp != nil),
+        "delivery.hasHeldRegistrations disagrees with the delivery.held registrations")
+      precondition(
+        delivery.held == nil || delivery.hasBoundaryWork,
+        "delivery.held registrations without boundary work")
+      var closedGates = delivery.pending.count { event in
         if case .gated(let gate) = event { return !gate.isOpen }
         return false
       }
-      closedGates += held?.gates.count { !$0.isOpen } ?? 0
+      closedGates += delivery.held?.gates.count { !$0.isOpen } ?? 0
       precondition(
-        state.closedGates == closedGates,
-        "the state counts \(state.closedGates) closed gates, the queue and held hold \(closedGates)"
+        delivery.state.closedGates == closedGates,
+        "the delivery.state counts \(delivery.state.closedGates) closed gates, the queue and delivery.held hold \(closedGates)"
       )
-      if let reserved = state.reservedFor {
+      if let reserved = delivery.state.reservedFor {
         precondition(
-          admissionWaiters.contains { $0.thread == reserved },
+          delivery.admissionWaiters.contains { $0.thread == reserved },
           "the role is kept for \(reserved), which does not wait to be admitted")
       }
-      precondition(deferredRemovals.isEmpty && !needsCompaction, "removals left unapplied")
+      precondition(
+        delivery.deferredRemovals.isEmpty && !delivery.needsCompaction, "removals left unapplied")
     }
   }
 #endif

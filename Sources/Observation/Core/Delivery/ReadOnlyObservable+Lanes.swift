@@ -13,16 +13,17 @@ extension ReadOnlyObservable {
     let scheduler = MainScheduler.current
     lock.lock()
     defer { lock.unlock() }
-    let serial = nextHandleSerial
-    nextHandleSerial &+= 1
+    let delivery = makeDeliveryIfNeeded()
+    let serial = delivery.nextHandleSerial
+    delivery.nextHandleSerial &+= 1
     let ends: MainActorEnds
-    if let existing = mainActorEnds {
+    if let existing = delivery.mainActorEnds {
       ends = existing
     } else {
       ends = MainActorEnds()
-      mainActorEnds = ends
+      delivery.mainActorEnds = ends
     }
-    for case let lane as MainQueueLane<Value, MainActorCall> in mainActorLanes
+    for case let lane as MainQueueLane<Value, MainActorCall> in delivery.mainActorLanes
     where lane.scheduler.isSame(as: scheduler) {
       return (MainActorLane(lane: lane, ends: ends), serial)
     }
@@ -35,8 +36,8 @@ extension ReadOnlyObservable {
       let batch = MainActorBatch(cursor)
       return { value, call in self.runWaitingCall(value, call, batch.cursor) }
     }
-    mainActorLanes.append(lane)
-    hasMainActorLanes = true
+    delivery.mainActorLanes.append(lane)
+    delivery.hasMainActorLanes = true
     return (MainActorLane(lane: lane, ends: ends), serial)
   }
 
@@ -79,7 +80,7 @@ extension ReadOnlyObservable {
   /// held. Such a registration stays in the list until the deliverer's next round boundary, but
   /// its waiting main-actor calls must not run once the removing call has returned.
   func hasEnded(_ target: MainActorCallTarget) -> Bool {
-    !endedDuringDelivery.isEmpty && target.isEnded(by: endedDuringDelivery)
+    !delivery.endedDuringDelivery.isEmpty && target.isEnded(by: delivery.endedDuringDelivery)
   }
 
   /// The lane of this observable's registrations made on `actor`: shared by all of them, so that
@@ -87,13 +88,16 @@ extension ReadOnlyObservable {
   /// actor is gone are dropped here.
   final func actorLane(for actor: any Actor) -> ActorLane<Call<Value>> {
     let (lane, dropped): (ActorLane<Call<Value>>, [ActorLane<Call<Value>>]) = lock.withLock {
-      let dropped = actorLanes.filter { !$0.isAlive }
-      actorLanes.removeAll { !$0.isAlive }
-      if let lane = actorLanes.first(where: { $0.runs(on: actor) }) { return (lane, dropped) }
+      let delivery = makeDeliveryIfNeeded()
+      let dropped = delivery.actorLanes.filter { !$0.isAlive }
+      delivery.actorLanes.removeAll { !$0.isAlive }
+      if let lane = delivery.actorLanes.first(where: { $0.runs(on: actor) }) {
+        return (lane, dropped)
+      }
       let lane = ActorLane<Call<Value>>(actor: actor) { call in
         call.target?.run(call.value, call.option)
       }
-      actorLanes.append(lane)
+      delivery.actorLanes.append(lane)
       return (lane, dropped)
     }
     // Released after unlocking: a dropped lane may still hold values, whose deinit is user code.

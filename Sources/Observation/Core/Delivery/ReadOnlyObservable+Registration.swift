@@ -15,21 +15,23 @@ extension ReadOnlyObservable {
   final func register(_ draft: consuming NewEntry, replacing: Bool, initial: Callback?) {
     if FastPaths.areEnabled && initial == nil && !draft.isRemoved {
       lock.lock()
-      if state.role == .idle && !hasPending && !hasHeldRegistrations {
-        if !replacing && observers.hasRoom {
-          observers.appendAssumingRoom(draft)
+      let delivery = makeDeliveryIfNeeded()
+      if delivery.state.role == .idle && !delivery.hasPending && !delivery.hasHeldRegistrations {
+        if !replacing && delivery.observers.hasRoom {
+          delivery.observers.appendAssumingRoom(draft)
           lock.unlock()
           return
         }
-        if replacing && observers.reserveIndexedSlot(for: draft.identity) {
-          observers.appendAssumingRoom(draft, indexed: true)
+        if replacing && delivery.observers.reserveIndexedSlot(for: draft.identity) {
+          delivery.observers.appendAssumingRoom(draft, indexed: true)
           lock.unlock()
           return
         }
         var replaced: Callback?
-        if replacing && observers.reserveSlot(replacingEntryOf: draft.identity, replaced: &replaced)
+        if replacing
+          && delivery.observers.reserveSlot(replacingEntryOf: draft.identity, replaced: &replaced)
         {
-          observers.appendAssumingRoom(draft, indexed: true)
+          delivery.observers.appendAssumingRoom(draft, indexed: true)
           lock.unlock()
           // Released here, after unlocking: what the replaced closure captured may run a deinit.
           releaseOutsideLock(&replaced)
@@ -50,6 +52,7 @@ extension ReadOnlyObservable {
     defer { context.endPropagation() }
     var released: [Callback] = []
     lock.lock()
+    _ = makeDeliveryIfNeeded()
     if replacing { removeLocked(.replaceable(draft.identity), released: &released) }
     guard !draft.isRemoved else {
       // Nothing to keep: `.initial` alone needs no place in the order.
@@ -59,9 +62,9 @@ extension ReadOnlyObservable {
       initial?(value, .initial)
       return
     }
-    switch state.register(on: .current, sendsInitial: initial != nil) {
+    switch delivery.state.register(on: .current, sendsInitial: initial != nil) {
     case .append:
-      observers.append(draft, released: &released)
+      delivery.observers.append(draft, released: &released)
       lock.unlock()
       Lock.assertNotHeld()
     case .enqueue:
@@ -104,7 +107,11 @@ extension ReadOnlyObservable {
   /// thread, before the next round otherwise. Their closures are released after unlocking.
   final func remove(_ selection: Selection, token: ObservationToken? = nil) {
     var released: [Callback] = []
-    lock.withLock { removeLocked(selection, slotHint: token?.slot, released: &released) }
+    lock.withLock {
+      // Without delivery storage nobody ever registered: there is nothing to remove.
+      guard deliveryStorage != nil else { return }
+      removeLocked(selection, slotHint: token?.slot, released: &released)
+    }
     releaseOutsideLock(&released)
   }
 
@@ -114,23 +121,25 @@ extension ReadOnlyObservable {
     slotHint: Int? = nil,
     released: inout [Callback]
   ) {
-    if hasPending { cancelQueuedAdds(selection, released: &released) }
-    if hasHeldRegistrations { cancelHeldRegistrations(selection, released: &released) }
-    let action = state.remove(on: .current)
-    if action != .removeNow && hasMainActorLanes {
-      endedDuringDelivery.append((selection, before: nextHandleSerial))
-      mainActorEnds?.removalRecorded()
+    if delivery.hasPending { cancelQueuedAdds(selection, released: &released) }
+    if delivery.hasHeldRegistrations { cancelHeldRegistrations(selection, released: &released) }
+    let action = delivery.state.remove(on: .current)
+    if action != .removeNow && delivery.hasMainActorLanes {
+      delivery.endedDuringDelivery.append((selection, before: delivery.nextHandleSerial))
+      delivery.mainActorEnds?.removalRecorded()
     }
     switch action {
     case .removeNow:
-      observers.remove(selection, slotHint: slotHint, released: &released, taking: true)
+      delivery.observers.remove(selection, slotHint: slotHint, released: &released, taking: true)
     case .mark:
-      if observers.remove(selection, slotHint: slotHint, released: &released, taking: false) {
-        needsCompaction = true
+      if delivery.observers.remove(
+        selection, slotHint: slotHint, released: &released, taking: false)
+      {
+        delivery.needsCompaction = true
       }
     case .deferToNextRound:
-      deferredRemovals.append(selection)
-      hasBoundaryWork = true
+      delivery.deferredRemovals.append(selection)
+      delivery.hasBoundaryWork = true
     }
   }
 
@@ -138,9 +147,9 @@ extension ReadOnlyObservable {
   /// waits so that cancelling it costs O(1) (see ``cancelQueuedAdds(_:released:)``).
   private func enqueueRegistration(_ event: PendingEvent, of entry: Entry) {
     enqueue(event)
-    queuedRegistrationCount += 1
+    delivery.queuedRegistrationCount += 1
     if entry.kindBits >= Entry.handleKind {
-      queuedRegistrations[entry.identity] = pending.positionOfNewest
+      delivery.queuedRegistrations[entry.identity] = delivery.pending.positionOfNewest
     }
   }
 
@@ -151,35 +160,35 @@ extension ReadOnlyObservable {
   /// registrations are queued.
   @inline(never)
   private func cancelQueuedAdds(_ selection: Selection, released: inout [Callback]) {
-    guard queuedRegistrationCount > 0 else { return }
+    guard delivery.queuedRegistrationCount > 0 else { return }
     guard case .handle(let identity) = selection else {
-      pending.updateEach { event in
+      delivery.pending.updateEach { event in
         guard let entry = event.registration, entry.isSelected(by: selection) else { return event }
-        if entry.kindBits >= Entry.handleKind { queuedRegistrations[entry.identity] = nil }
+        if entry.kindBits >= Entry.handleKind { delivery.queuedRegistrations[entry.identity] = nil }
         return cancelled(event, released: &released)
       }
       return
     }
-    guard let position = queuedRegistrations.removeValue(forKey: identity) else { return }
-    if position == pending.positionOfNewest {
-      _ = cancelled(pending.removeLast(), released: &released)
-      hasPending = !pending.isEmpty
+    guard let position = delivery.queuedRegistrations.removeValue(forKey: identity) else { return }
+    if position == delivery.pending.positionOfNewest {
+      _ = cancelled(delivery.pending.removeLast(), released: &released)
+      delivery.hasPending = !delivery.pending.isEmpty
     } else {
-      pending.update(at: position) { cancelled($0, released: &released) }
+      delivery.pending.update(at: position) { cancelled($0, released: &released) }
     }
   }
 
   /// A queued registration's event once cancelled: an entry's closure goes to `released`; a gate
   /// stays, cancelled, for its registering thread to open.
   func cancelled(_ event: PendingEvent, released: inout [Callback]) -> PendingEvent {
-    queuedRegistrationCount -= 1
+    delivery.queuedRegistrationCount -= 1
     switch event {
     case .add(var entry):
-      released.append(entry.takeCallback(leaving: observers.vacantCallback))
+      released.append(entry.takeCallback(leaving: delivery.observers.vacantCallback))
       return .cancelled
     case .gated(let gate):
       // Its `.initial` runs the registering thread's own reference to the closure.
-      gate.cancel(released: &released, leaving: observers.vacantCallback)
+      gate.cancel(released: &released, leaving: delivery.observers.vacantCallback)
       return event
     case .change, .cancelled:
       preconditionFailure("Only a queued registration can be cancelled.")
@@ -190,9 +199,9 @@ extension ReadOnlyObservable {
   /// in a segment being caught up: the catch-up calls a copy of the entry, which keeps the
   /// closure it runs alive for that call.
   private func cancelHeldRegistrations(_ selection: Selection, released: inout [Callback]) {
-    for segment in [held, catchingUp] {
+    for segment in [delivery.held, delivery.catchingUp] {
       for gate in segment?.gates ?? [] where gate.entry.isSelected(by: selection) {
-        gate.cancel(released: &released, leaving: observers.vacantCallback)
+        gate.cancel(released: &released, leaving: delivery.observers.vacantCallback)
       }
     }
   }

@@ -1,7 +1,8 @@
 // One round: the `.old` pass, then the `.new` pass, over the registrations in order. Every
-// `.old` and `.new` callback of a round or a catch-up is called by `call(_:_:_:)` here (a
-// derived value's `feed` shortcut is a fast path of it; `.initial` is called by the registering
-// code). Dead owners are marked for pruning.
+// `.old` and `.new` callback of a round or a catch-up is called here: a token that may run on
+// this thread directly from the pass, every other registration through `call(_:_:_:)` (a
+// derived value's `feed` shortcut is a fast path of both; `.initial` is called by the
+// registering code). Dead owners are marked for pruning.
 
 extension ReadOnlyObservable {
   /// Runs one round, then reports it to `tracer`. Only the deliverer calls this, without the
@@ -56,10 +57,10 @@ extension ReadOnlyObservable {
     outcome: inout RoundOutcome
   ) {
     // Stable for the whole round: appends are queued while a round runs, and removals only mark.
-    let base = observers.base
-    let count = observers.count
+    let base = delivery.observers.base
+    let count = delivery.observers.count
     let directTokens = Entry.DirectTokenTest(mainActorInline: mainActorInline)
-    if observers.oldCount > 0 {
+    if delivery.observers.oldCount > 0 {
       for index in 0..<count {
         deliver(
           oldValue, .old, bit: Entry.oldBit, to: base + index, directTokens: directTokens,
@@ -95,8 +96,8 @@ extension ReadOnlyObservable {
       if counting { outcome.calls &+= 1 }
     } else {
       lock.lock()
-      observers.markRemoved(at: entry - observers.base)
-      needsCompaction = true
+      delivery.observers.markRemoved(at: entry - delivery.observers.base)
+      delivery.needsCompaction = true
       lock.unlock()
       outcome.pruned &+= 1
     }
@@ -138,8 +139,8 @@ extension ReadOnlyObservable {
   }
 }
 
-/// What one round did, counted as it runs whether or not anyone traces: two additions per
-/// callback cost less than a branch on the tracer.
+/// What one round did: the calls are counted only in a traced round (see `deliverRound`), the
+/// pruned entries in every round, since pruning is rare.
 private struct RoundOutcome {
   var calls = 0
   var pruned = 0

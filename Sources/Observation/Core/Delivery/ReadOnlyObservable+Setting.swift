@@ -17,25 +17,27 @@ extension ReadOnlyObservable {
   /// removal from another thread meanwhile sees the stored value, as it would after a round.
   /// Anything else (more observers, queued work, a trace, a transaction) takes the full path.
   final func feed(_ newValue: Value) {
-    ObservationContext.withCurrent(slot: contextSlot) { context in
+    ObservationContext.withCurrent { context in
       lock.lock()
-      guard FastPaths.areEnabled, !context.isInTransaction, state.role == .idle,
-        observers.count <= 1, tracer == nil, !hasPending, !hasBoundaryWork, !needsCompaction
+      guard let delivery = deliveryStorage, FastPaths.areEnabled, !context.isInTransaction,
+        delivery.state.role == .idle,
+        delivery.observers.count <= 1, delivery.tracer == nil, !delivery.hasPending,
+        !delivery.hasBoundaryWork, !delivery.needsCompaction
       else {
         lock.unlock()
         store(newValue, ifVersion: nil, in: context, isFeed: true)
         return
       }
-      guard observers.count == 1 else {
+      guard delivery.observers.count == 1 else {
         // The replaced value is released after unlocking: its deinit may be user code.
         let replaced = storage
         storage = newValue
-        version &+= 1
+        delivery.version &+= 1
         lock.unlock()
         withExtendedLifetime(replaced) {}
         return
       }
-      let entry = observers.base
+      let entry = delivery.observers.base
       // The one weak load of this call; the strong reference keeps the owner alive for it, and
       // is let go only after unlocking (the last reference's release runs user code).
       let owner = entry.pointee.owner
@@ -53,7 +55,7 @@ extension ReadOnlyObservable {
       }
       let replaced = storage
       storage = newValue
-      version &+= 1
+      delivery.version &+= 1
       let callback = entry.pointee.callback
       let isMainActorToken = entry.pointee.isMainActorToken
       lock.unlock()
@@ -108,7 +110,8 @@ extension ReadOnlyObservable {
     while true {
       lock.lock()
       var candidate = storage
-      let seen = version
+      // Compare-and-set needs the version, which only the delivery storage keeps.
+      let seen = makeDeliveryIfNeeded().version
       lock.unlock()
       try body(&candidate)
       if store(candidate, ifVersion: seen) { return }
@@ -120,7 +123,7 @@ extension ReadOnlyObservable {
   /// the transaction's end.
   @discardableResult
   func store(_ newValue: Value, ifVersion expected: UInt?) -> Bool {
-    ObservationContext.withCurrent(slot: contextSlot) {
+    ObservationContext.withCurrent {
       store(newValue, ifVersion: expected, in: $0)
     }
   }
@@ -134,24 +137,52 @@ extension ReadOnlyObservable {
     // Inside a callback (of any observable) this thread must not wait for a turn.
     let isNested = context.propagationDepth > 0 || context.isFlushing
     lock.lock()
+    if deliveryStorage == nil {
+      // Nobody ever registered: no round can run, nobody delivers and nothing is queued, so
+      // the general path below would only store. A transaction needs the storage to join.
+      guard FastPaths.areEnabled && !context.isInTransaction else {
+        _ = makeDeliveryIfNeeded()
+        return store(
+          newValue, afterLockingIfVersion: expected, in: context, isNested: isNested, isFeed: isFeed
+        )
+      }
+      // Only `sendUpdate` passes a version, and it made the storage to read it.
+      assert(expected == nil, "a version was read from an observable without delivery storage")
+      let replaced = storage
+      storage = newValue
+      lock.unlock()
+      // Released after unlocking: its deinit may be user code.
+      withExtendedLifetime(replaced) {}
+      return true
+    }
+    return store(
+      newValue, afterLockingIfVersion: expected, in: context, isNested: isNested, isFeed: isFeed)
+  }
+
+  /// ``store(_:ifVersion:in:isFeed:)`` once the lock is held and the delivery storage exists.
+  @inline(__always)
+  private func store(
+    _ newValue: Value, afterLockingIfVersion expected: UInt?, in context: ObservationContext,
+    isNested: Bool, isFeed: Bool
+  ) -> Bool {
     // A set outside callbacks, and a derived value's change, waits to be admitted before it
     // stores (see `DeliveryState.admit`).
     let thread = ThreadID.current
     let gaveUpWaiting =
       (!isNested || isFeed) && !context.isInTransaction
       && gaveUpWaitingForAdmission(on: thread)
-    if let expected, expected != version {
+    if let expected, expected != delivery.version {
       lock.unlock()
       return false
     }
     let oldValue = storage
     storage = newValue
-    version &+= 1
+    delivery.version &+= 1
     if context.isInTransaction {
       let transaction = context.transaction
-      let hasJoined = joinedTransaction == transaction
-      let marks = joinedTransaction == nil
-      if marks { joinedTransaction = transaction }
+      let hasJoined = delivery.joinedTransaction == transaction
+      let marks = delivery.joinedTransaction == nil
+      if marks { delivery.joinedTransaction = transaction }
       lock.unlock()
       guard !hasJoined else { return true }
       context.join(self, marked: marks) {
@@ -177,11 +208,11 @@ extension ReadOnlyObservable {
   /// its rounds never wait for a turn.
   final func commitTransaction(from oldValue: Value, of transaction: TransactionMark) {
     // The transaction's end opened a propagation of its own around its rounds.
-    let isNested = ObservationContext.withCurrent(slot: contextSlot) { context in
+    let isNested = ObservationContext.withCurrent { context in
       context.propagationDepth > 1 || context.isFlushing
     }
     lock.lock()
-    if joinedTransaction == transaction { joinedTransaction = nil }
+    if delivery.joinedTransaction == transaction { delivery.joinedTransaction = nil }
     // Its round waits to be admitted, like a set's.
     let thread = ThreadID.current
     let gaveUpWaiting = !isNested && gaveUpWaitingForAdmission(on: thread)
@@ -196,8 +227,9 @@ extension ReadOnlyObservable {
     old oldValue: Value, new newValue: Value, on thread: ThreadID, isNested: Bool,
     gaveUpWaiting: Bool = false
   ) {
-    switch state.set(
-      on: thread, insideCallback: isNested, queueIsEmpty: !hasBoundaryWork && !hasPending,
+    switch delivery.state.set(
+      on: thread, insideCallback: isNested,
+      queueIsEmpty: !delivery.hasBoundaryWork && !delivery.hasPending,
       gaveUpWaiting: gaveUpWaiting)
     {
     case .enqueue:
@@ -214,8 +246,8 @@ extension ReadOnlyObservable {
       enqueueChange(old: oldValue, new: newValue, setter: .gaveUp)
       lock.unlock()
     case .deliver:
-      let tracer = tracer
-      let lanes = hasMainActorLanes ? mainActorLanes : nil
+      let tracer = delivery.tracer
+      let lanes = delivery.hasMainActorLanes ? delivery.mainActorLanes : nil
       lock.unlock()
       deliverRound(old: oldValue, new: newValue, tracer: tracer, lanes: lanes)
       drain()

@@ -33,7 +33,7 @@ extension ReadOnlyObservable {
   /// a callback waiting for this very thread. An admitted set, the common case, makes no call.
   @inline(__always)
   func gaveUpWaitingForAdmission(on thread: ThreadID) -> Bool {
-    state.admit(on: thread) == .waitForRole && !waitForAdmission(on: thread)
+    delivery.state.admit(on: thread) == .waitForRole && !waitForAdmission(on: thread)
   }
 
   /// The waiting half of ``gaveUpWaitingForAdmission(on:)``: returns `false` if it gave up.
@@ -42,29 +42,30 @@ extension ReadOnlyObservable {
   /// usually finishes sooner than a sleep and wake-up would take; a deliverer that finishes wakes
   /// the one waiter the state names.
   private func waitForAdmission(on thread: ThreadID) -> Bool {
-    let hasPriority = hasMainActorLanes && mainActorLanes.contains { $0.isOnItsQueue }
-    guard state.admit(on: thread, hasPriority: hasPriority) == .waitForRole else {
+    let hasPriority =
+      delivery.hasMainActorLanes && delivery.mainActorLanes.contains { $0.isOnItsQueue }
+    guard delivery.state.admit(on: thread, hasPriority: hasPriority) == .waitForRole else {
       return true
     }
     let waiter = AdmissionWaiter(thread: thread)
-    admissionWaiters.append(waiter)
-    defer { admissionWaiters.removeAll { $0 === waiter } }
+    delivery.admissionWaiters.append(waiter)
+    defer { delivery.admissionWaiters.removeAll { $0 === waiter } }
     for _ in 0..<AdmissionWaiter.checksBeforeParking {
       lock.unlock()
       ThreadID.yieldProcessor()
       lock.lock()
-      if state.admit(on: thread, hasPriority: hasPriority) == .store { return true }
+      if delivery.state.admit(on: thread, hasPriority: hasPriority) == .store { return true }
     }
-    var progressSeen = state.progress
+    var progressSeen = delivery.state.progress
     while true {
       waiter.isParked = true
       lock.unlock()
       let isSignalled = waiter.semaphore.wait(timeout: .now() + Self.turnTimeout) == .success
       lock.lock()
       waiter.isParked = false
-      if state.admit(on: thread, hasPriority: hasPriority) == .store { return true }
-      if !isSignalled && state.turnTimedOut(progressSeen: &progressSeen) {
-        state.stopWaitingForAdmission(on: thread)
+      if delivery.state.admit(on: thread, hasPriority: hasPriority) == .store { return true }
+      if !isSignalled && delivery.state.turnTimedOut(progressSeen: &progressSeen) {
+        delivery.state.stopWaitingForAdmission(on: thread)
         return false
       }
     }

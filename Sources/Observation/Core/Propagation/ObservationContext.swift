@@ -9,8 +9,6 @@ protocol PropagationNode: AnyObject {
   func recompute(in context: ObservationContext)
 }
 
-/// One propagation of one thread: events of a derived pipeline that carry the same tag are folded
-/// into one value.
 /// One outermost transaction of one thread. An observable it changed carries it until its round
 /// runs at the transaction's end, so that a later change in the same transaction finds it has
 /// joined without a look-up (see ``ObservationContext/join(_:marked:_:)``).
@@ -19,6 +17,8 @@ struct TransactionMark: Equatable {
   let serial: UInt64
 }
 
+/// One propagation of one thread: events of a derived pipeline that carry the same tag are folded
+/// into one value.
 struct PropagationTag: Hashable {
   let context: ObjectIdentifier
   let serial: UInt64
