@@ -404,6 +404,17 @@ func profile(_ values: [String]) -> Int32 {
     }
     return 0
   }
+  if workload == "footprint" {
+    // The footprint table alone, over ITERATIONS rows of five properties (or chain levels):
+    // every row, or those whose label contains COLUMN.
+    let only = values[1] == "all" ? nil : values[1]
+    for (label, footprint) in footprintTable(rows: iterations, repetitions: 5, only: only) {
+      let bytes = format(footprint.bytes, fractionDigits: 1)
+      let time = format(footprint.nanoseconds, fractionDigits: 1)
+      print("\(label): \(bytes) bytes, \(time) ns to create")
+    }
+    return 0
+  }
   if workload == "bytes" && values[1] == "all" {
     // The heap-bytes row alone, with ITERATIONS registrations per column: away from the rows
     // that run before it in the full run, whose threads may still be freeing memory.
