@@ -57,7 +57,7 @@ struct ObserverList<Value>: ~Copyable {
   let vacantCallback: Callback
 
   init() {
-    capacity = 4
+    capacity = 1
     base = .allocate(capacity: capacity)
     vacantCallback = { _, _ in }
     extendVacantSlots()
