@@ -1,5 +1,7 @@
 /// The column names, shared by the tables and the target checks.
 enum Column {
+  static let heapBytes = "heap bytes"
+  static let creationTime = "ns to create"
   static let closures = "closure loop"
   static let floor = "weak-owner floor"
   static let lockedFloor = "floor + mutex"

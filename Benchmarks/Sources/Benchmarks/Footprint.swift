@@ -80,6 +80,13 @@ private func measureFootprint(
   return result
 }
 
+/// The labels of the footprint rows the targets compare.
+enum FootprintRow {
+  static let tutorialBox = "Tutorial box (value + listener array)"
+  static let idle = "`Observable`, nobody observing"
+  static let mapLevel = "`map` level of a chain"
+}
+
 /// The rows of the footprint table, each measured over `rows` model rows of five properties (or
 /// `rows` levels of a `map` chain), median of `repetitions` runs.
 func footprintTable(
@@ -89,8 +96,8 @@ func footprintTable(
   let cases: [(String, Int, () -> AnyObject)] = [
     ("Plain stored property", 5, { PlainRow() }),
     ("Apple's `@Observable` class", 5, { AppleRow() }),
-    ("Tutorial box (value + listener array)", 5, { TutorialRow() }),
-    ("`Observable`, nobody observing", 5, { ObservableRow() }),
+    (FootprintRow.tutorialBox, 5, { TutorialRow() }),
+    (FootprintRow.idle, 5, { ObservableRow() }),
     (
       "`Observable`, one token", 5,
       {
@@ -123,8 +130,7 @@ func footprintTable(
     result.append((label, median(samples)))
   }
   // One level of a `map` chain: each level maps the one before, as a deep derived graph does.
-  let levelLabel = "`map` level of a chain"
-  guard only.map(levelLabel.contains) ?? true else { return result }
+  guard only.map(FootprintRow.mapLevel.contains) ?? true else { return result }
   var levels: [Footprint] = []
   for _ in 0..<repetitions {
     let source = Observable(0)
@@ -136,7 +142,7 @@ func footprintTable(
       })
     withExtendedLifetime(source) {}
   }
-  result.append((levelLabel, median(levels)))
+  result.append((FootprintRow.mapLevel, median(levels)))
   return result
 }
 

@@ -354,6 +354,23 @@ func runBenchmarks(arguments: [String]) -> Int32 {
 
   do {
     let start = now()
+    let rows = configuration.smoke ? 100 : 200_000
+    var table = Table(
+      title: "Footprint: rows of five properties (a `map` level: per level), nobody observing "
+        + "unless stated", unit: "heap bytes and ns to create, per property",
+      columns: [Column.heapBytes, Column.creationTime])
+    for (label, footprint) in footprintTable(
+      rows: rows, repetitions: configuration.smoke ? 1 : 5)
+    {
+      table.add(
+        label, [Column.heapBytes: footprint.bytes, Column.creationTime: footprint.nanoseconds])
+    }
+    progress("footprint: \(format(Double(now() - start) / 1e9, fractionDigits: 2)) s")
+    record("footprint", table)
+  }
+
+  do {
+    let start = now()
     record("collections", collectionsTable(smoke: configuration.smoke))
     progress("collections: \(format(Double(now() - start) / 1e9, fractionDigits: 2)) s")
   }

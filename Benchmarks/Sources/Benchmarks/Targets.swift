@@ -76,6 +76,22 @@ struct TargetsReport {
 /// The issue's targets, from the tables of this run.
 func targetsReport(_ tables: [String: Table]) -> TargetsReport {
   var report = TargetsReport()
+  if let footprint = tables["footprint"] {
+    // Issue 41: an idle observable costs at most twice the tutorial's box; a `map` level at
+    // most 256 bytes and 1 µs.
+    for (name, column) in [("bytes", Column.heapBytes), ("creation time", Column.creationTime)] {
+      report.ratio(
+        "idle `Observable` / tutorial box, \(name) (issue 41)",
+        footprint.value(FootprintRow.idle, column),
+        footprint.value(FootprintRow.tutorialBox, column), atMost: 2)
+    }
+    report.value(
+      "`map` level, heap bytes (issue 41)",
+      footprint.value(FootprintRow.mapLevel, Column.heapBytes), atMost: 256)
+    report.value(
+      "`map` level, ns to create (issue 41)",
+      footprint.value(FootprintRow.mapLevel, Column.creationTime), atMost: 1000)
+  }
   if let fanOut = tables["fanOut"] {
     for count in [10, 100, 1000] {
       let row = "N = \(count)"

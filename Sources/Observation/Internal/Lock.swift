@@ -34,28 +34,34 @@ package struct Lock: @unchecked Sendable {
     #if canImport(Darwin)
       primitive.initialize(to: os_unfair_lock())
     #else
-      primitive.initialize(to: pthread_mutex_t())
-      let status = pthread_mutex_init(primitive, Self.attributes)
-      precondition(status == 0, "pthread_mutex_init failed with \(status)")
+      #if canImport(Glibc)
+        // A copy of a mutex initialized once and never locked: what glibc's static initializer
+        // `PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP`, which Swift cannot import, writes. Every
+        // observable makes a lock, so a model with many observable properties pays for no
+        // attribute object and no initializing call.
+        primitive.initialize(to: Self.adaptiveTemplate)
+      #else
+        primitive.initialize(to: pthread_mutex_t())
+        let status = pthread_mutex_init(primitive, nil)
+        precondition(status == 0, "pthread_mutex_init failed with \(status)")
+      #endif
     #endif
   }
 
-  #if !canImport(Darwin)
-    /// The attributes of every lock, made once: every observable makes a lock, so a model with
-    /// many observable properties pays for making attributes only once.
-    ///
-    /// `nonisolated(unsafe)`: written once, by the global's initializer, and only read after.
-    private nonisolated(unsafe) static let attributes: UnsafeMutablePointer<pthread_mutexattr_t> = {
-      let attributes = UnsafeMutablePointer<pthread_mutexattr_t>.allocate(capacity: 1)
-      attributes.initialize(to: pthread_mutexattr_t())
-      pthread_mutexattr_init(attributes)
-      #if canImport(Glibc)
-        // Spin briefly before sleeping: the critical sections here are a few dozen instructions,
-        // far shorter than a futex sleep and wake-up, which a plain mutex pays on every contended
-        // acquisition (measured: most of a Driver's cost when a background producer feeds it).
-        pthread_mutexattr_settype(attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
-      #endif
-      return attributes
+  #if canImport(Glibc)
+    /// An adaptive mutex, initialized and never locked: it spins briefly before sleeping, since
+    /// the critical sections here are a few dozen instructions, far shorter than a futex sleep
+    /// and wake-up, which a plain mutex pays on every contended acquisition (most of a Driver's
+    /// cost when a background producer feeds it).
+    private static let adaptiveTemplate: pthread_mutex_t = {
+      var attributes = pthread_mutexattr_t()
+      pthread_mutexattr_init(&attributes)
+      pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+      var mutex = pthread_mutex_t()
+      let status = pthread_mutex_init(&mutex, &attributes)
+      pthread_mutexattr_destroy(&attributes)
+      precondition(status == 0, "pthread_mutex_init failed with \(status)")
+      return mutex
     }()
   #endif
 
