@@ -15,7 +15,7 @@ extension ReadOnlyObservable {
   final func register(_ draft: consuming NewEntry, replacing: Bool, initial: Callback?) {
     if FastPaths.areEnabled && initial == nil && !draft.isRemoved {
       lock.lock()
-      let delivery = makeDeliveryIfNeeded()
+      unowned(unsafe) let delivery = makeDeliveryIfNeeded()
       if delivery.state.role == .idle && !delivery.hasPending && !delivery.hasHeldRegistrations {
         if !replacing && delivery.observers.hasRoom {
           delivery.observers.appendAssumingRoom(draft)

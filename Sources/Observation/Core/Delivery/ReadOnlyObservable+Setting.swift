@@ -19,7 +19,7 @@ extension ReadOnlyObservable {
   final func feed(_ newValue: Value) {
     ObservationContext.withCurrent { context in
       lock.lock()
-      guard let delivery = deliveryStorage, FastPaths.areEnabled, !context.isInTransaction,
+      guard deliveryStorage != nil, FastPaths.areEnabled, !context.isInTransaction,
         delivery.state.role == .idle,
         delivery.observers.count <= 1, delivery.tracer == nil, !delivery.hasPending,
         !delivery.hasBoundaryWork, !delivery.needsCompaction
@@ -28,6 +28,9 @@ extension ReadOnlyObservable {
         store(newValue, ifVersion: nil, in: context, isFeed: true)
         return
       }
+      // The storage lives as long as the observable, which the caller holds: no reference of
+      // this call's own (a retain and a release per set of a chain's level).
+      unowned(unsafe) let delivery = delivery
       guard delivery.observers.count == 1 else {
         // The replaced value is released after unlocking: its deinit may be user code.
         let replaced = storage
