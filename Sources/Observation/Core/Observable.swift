@@ -19,6 +19,10 @@
 /// Code without an owner object uses ``ReadOnlyObservable/observe(options:isolation:_:)``, which returns an
 /// ``ObservationToken`` that owns the registration.
 ///
+/// An observable that nobody has observed holds only its value and a lock, so a model with many
+/// observable properties costs little more than its values; the first registration makes what
+/// delivery needs, and the observable keeps it from then on.
+///
 /// ## Ordering
 ///
 /// Each set of ``value`` runs one *round*: every ``ObservableOptions/old`` callback with the
