@@ -67,12 +67,18 @@ extension ArrayChangeSet {
   /// - Parameter old: The elements before the change (what the data source holds now); its
   ///   count must be ``oldCount``.
   /// - Returns: The batches, in the order to apply them; none when the change is empty.
-  /// - Complexity: O(*n*).
+  /// - Complexity: O(*n*), in block copies: one per batch.
   public func batchUpdates(from old: some Collection<Element>) -> [BatchUpdate<Element>] {
-    precondition(
-      old.count == oldCount, "applying a change set to a collection of the wrong count")
+    require(old.count == oldCount, "applying a change set to a collection of the wrong count")
+    return batchUpdates(fromArray: Array(old))
+  }
+
+  /// ``batchUpdates(from:)`` from an array, which it copies only for a batch that needs the
+  /// data between the old elements and ``elements``.
+  func batchUpdates(fromArray old: [Element]) -> [BatchUpdate<Element>] {
+    require(old.count == oldCount, "applying a change set to a collection of the wrong count")
     var stages: [BatchUpdate<Element>] = []
-    var current = Array(old)
+    var current = old
     if !updates.isEmpty {
       for update in updates { current[update.old] = elements[update.new] }
       stages.append(
@@ -88,7 +94,7 @@ extension ArrayChangeSet {
         removedBefore[old + 1] = removedBefore[old] + (isRemoved[old] ? 1 : 0)
       }
       let countBefore = current.count
-      current = current.indices.filter { !isRemoved[$0] }.map { current[$0] }
+      current = Self.keeping(current, removing: removals)
       stages.append(BatchUpdate(deletions: removals, elements: current, oldCount: countBefore))
     }
     if !insertions.isEmpty || !moves.isEmpty {
@@ -98,5 +104,18 @@ extension ArrayChangeSet {
           insertions: insertions, moves: moves, elements: Array(elements), oldCount: current.count))
     }
     return stages
+  }
+
+  /// `elements` without the ones at `removals` (ascending), copied run by run in block copies.
+  private static func keeping(_ elements: [Element], removing removals: [Int]) -> [Element] {
+    var kept: [Element] = []
+    kept.reserveCapacity(elements.count - removals.count)
+    var start = 0
+    for removed in removals {
+      if start < removed { kept.append(contentsOf: elements[start..<removed]) }
+      start = removed + 1
+    }
+    if start < elements.count { kept.append(contentsOf: elements[start...]) }
+    return kept
   }
 }
