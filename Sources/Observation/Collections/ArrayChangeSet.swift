@@ -93,11 +93,11 @@ public struct ArrayChangeSet<Element> {
       moves: [], updates: [], isReset: true)
   }
 
-  /// This change set without its elements, as the observable of change sets keeps it once it
-  /// is delivered.
-  var unpinned: ArrayChangeSet {
+  /// This change set without its elements (`empty`, an array's shared empty snapshot, so that
+  /// nothing is allocated), as the observable of change sets keeps it once it is delivered.
+  func unpinned(_ empty: ArraySnapshot<Element>) -> ArrayChangeSet {
     var held = ArrayChangeSet(
-      elements: ArraySnapshot([]), removals: [], insertions: [], moves: [], updates: [])
+      elements: empty, removals: [], insertions: [], moves: [], updates: [])
     held.version = version
     held.isUnpinned = true
     return held

@@ -50,14 +50,20 @@ public class ReadOnlyObservableArray<Element> {
   /// from its first change on, which therefore copies the storage instead of editing it.
   private var transactionBase: (elements: ArraySnapshot<Element>, version: UInt)?
 
+  /// An empty snapshot, made once: the elements of the change set `changes` keeps once it is
+  /// delivered (see `letGoOfDelivered(_:)`).
+  private let noElements = ArraySnapshot<Element>([])
+
   /// Delivers the change sets, one per round, in the order they were made; holds the last one
-  /// handed to it (its `.initial` is turned into a change set that inserts every element).
+  /// handed to it, without its elements once it is delivered (a registration's `.initial`
+  /// starts from ``startingPoint(from:)``).
   let changes: ReadOnlyObservable<ArrayChangeSet<Element>>
 
   init(initialElements elements: some Collection<Element>, capacity: Int = 0) {
     storage = ElementStorage(elements, capacity: capacity)
     // Held without elements from the start, so the first edit finds the storage unshared.
-    changes = ReadOnlyObservable(initialValue: ArrayChangeSet.inserting(storage.snapshot).unpinned)
+    changes = ReadOnlyObservable(
+      initialValue: ArrayChangeSet.inserting(storage.snapshot).unpinned(noElements))
   }
 
   deinit {
@@ -313,7 +319,7 @@ public class ReadOnlyObservableArray<Element> {
     let released: ArrayChangeSet<Element>? = changes.lock.withLock {
       guard changes.storage.version == version, !changes.storage.isUnpinned else { return nil }
       let held = changes.storage
-      changes.storage = held.unpinned
+      changes.storage = held.unpinned(noElements)
       return held
     }
     // Released after unlocking: it may hold the last reference to elements (user code).
