@@ -85,20 +85,14 @@ extension ArrayChangeSet {
         BatchUpdate(
           reloads: updates.map(\.old).sorted(), elements: current, oldCount: current.count))
     }
-    // removedBefore[i]: how many removals precede old offset i.
-    var removedBefore = [Int](repeating: 0, count: oldCount + 1)
     if !removals.isEmpty {
-      var isRemoved = [Bool](repeating: false, count: oldCount)
-      for old in removals { isRemoved[old] = true }
-      for old in 0..<oldCount {
-        removedBefore[old + 1] = removedBefore[old] + (isRemoved[old] ? 1 : 0)
-      }
       let countBefore = current.count
       current = Self.keeping(current, removing: removals)
       stages.append(BatchUpdate(deletions: removals, elements: current, oldCount: countBefore))
     }
     if !insertions.isEmpty || !moves.isEmpty {
-      let moves = moves.map { Match(old: $0.old - removedBefore[$0.old], new: $0.new) }
+      // A move's source counts after the deletions: less the removals before it.
+      let moves = moves.map { Match(old: $0.old - removals.countBelow($0.old), new: $0.new) }
       stages.append(
         BatchUpdate(
           insertions: insertions, moves: moves, elements: Array(elements), oldCount: current.count))
@@ -117,5 +111,18 @@ extension ArrayChangeSet {
     }
     if start < elements.count { kept.append(contentsOf: elements[start...]) }
     return kept
+  }
+}
+
+extension [Int] {
+  /// How many elements of this ascending array are less than `value`: a binary search.
+  fileprivate func countBelow(_ value: Int) -> Int {
+    var low = 0
+    var high = count
+    while low < high {
+      let middle = (low + high) / 2
+      if self[middle] < value { low = middle + 1 } else { high = middle }
+    }
+    return low
   }
 }
