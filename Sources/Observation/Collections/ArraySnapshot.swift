@@ -185,6 +185,15 @@ final class ElementBuffer<Element> {
     initialized += added
   }
 
+  /// Removes the element at `index`, moving the later elements down in one block move, and
+  /// returns it for the caller to release after unlocking.
+  func remove(at index: Int) -> Element {
+    let removed = (base + index).move()
+    (base + index).moveInitialize(from: base + index + 1, count: initialized - index - 1)
+    initialized -= 1
+    return removed
+  }
+
   /// Removes the elements in `bounds`, moving the later elements down in one block move, and
   /// returns them for the caller to release after unlocking.
   func remove(_ bounds: Range<Int>) -> [Element] {

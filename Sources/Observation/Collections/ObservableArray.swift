@@ -167,13 +167,13 @@ public final class ObservableArray<Element>: ReadOnlyObservableArray<Element> {
       requirementFailed("Index out of range")
     }
     let (removed, retired) = storage.edit(inPlace: mayEditInPlaceLocked()) {
-      $0.remove(index..<index + 1)
+      $0.remove(at: index)
     }
     publishLocked(
       ArrayChangeSet(
         elements: storage.snapshot, removals: [index], insertions: [], moves: [], updates: []))
     withExtendedLifetime(retired) {}
-    return removed[0]
+    return removed
   }
 
   /// Removes the elements in `bounds`, as one change set.
