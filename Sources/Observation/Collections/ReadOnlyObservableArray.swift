@@ -73,7 +73,8 @@ public class ReadOnlyObservableArray<Element> {
   /// A snapshot of the elements now, including changes whose change sets are still being
   /// delivered.
   ///
-  /// - Complexity: O(1): the snapshot shares the array's storage.
+  /// - Complexity: O(1): the snapshot shares the array's storage. While it is kept, an edit of
+  ///   an ``ObservableArray`` other than an append copies the storage first (one block copy).
   public final var elements: ArraySnapshot<Element> {
     lock.lock()
     defer { lock.unlock() }
