@@ -91,14 +91,9 @@ struct DerivedGraphRegressionTests {
       itself.observable = selected
       source.value = 1
     }
-    // An optimised build stops without printing precondition messages.
-    #if DEBUG
-      let message = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-      #expect(
-        message.contains("flatMapLatest selected an observable derived from the flatMapLatest"))
-    #else
-      _ = result
-    #endif
+    // The message is printed in optimised builds too (`require`, not `precondition`).
+    expectStandardError(
+      of: result, toSay: "flatMapLatest selected an observable derived from the flatMapLatest")
   }
 
   // MARK: - Item 4: another thread's change between two paths of one propagation

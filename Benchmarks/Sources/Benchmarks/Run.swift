@@ -16,6 +16,15 @@ func runBenchmarks(arguments: [String]) -> Int32 {
     configuration.repetitions = max(1, repetitions)
   }
 
+  if arguments.contains("--edits") {
+    // The element edits alone (issue 43), with their target.
+    let table = editsTable(smoke: configuration.smoke, repetitions: configuration.repetitions)
+    var report = TargetsReport()
+    addEditsTargets(table, to: &report)
+    print(table.render() + "\n\n" + report.render())
+    return 0
+  }
+
   if arguments.contains("--collections") {
     // The collections rows alone (issue 29), with their targets.
     let table = collectionsTable(smoke: configuration.smoke)
@@ -373,6 +382,13 @@ func runBenchmarks(arguments: [String]) -> Int32 {
     let start = now()
     record("collections", collectionsTable(smoke: configuration.smoke))
     progress("collections: \(format(Double(now() - start) / 1e9, fractionDigits: 2)) s")
+  }
+
+  do {
+    let start = now()
+    record(
+      "edits", editsTable(smoke: configuration.smoke, repetitions: configuration.repetitions))
+    progress("edits: \(format(Double(now() - start) / 1e9, fractionDigits: 2)) s")
   }
 
   print("# PropertyObservation benchmarks\n")

@@ -221,6 +221,9 @@ func targetsReport(_ tables: [String: Table]) -> TargetsReport {
   if let collections = tables["collections"] {
     addCollectionsTargets(collections, to: &report)
   }
+  if let edits = tables["edits"] {
+    addEditsTargets(edits, to: &report)
+  }
   return report
 }
 

@@ -104,7 +104,7 @@ final class ValuesSubscription<Value> {
             lock.unlock()
             continuation.resume()
           } else {
-            precondition(waiter == nil, "An ObservableValues iterator was iterated from two tasks.")
+            require(waiter == nil, "An ObservableValues iterator was iterated from two tasks.")
             waiter = continuation
             lock.unlock()
           }

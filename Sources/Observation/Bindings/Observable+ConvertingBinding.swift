@@ -55,7 +55,7 @@ extension Observable {
     forward: @escaping @Sendable (Value) -> Other,
     backward: @escaping @Sendable (Other) -> Value?
   ) -> ObservationToken {
-    precondition(other !== self, "An observable cannot be bound to itself.")
+    require(other !== self, "An observable cannot be bound to itself.")
     let link = TwoWayLink(self, other, forward: forward, backward: backward)
     let token = ObservationToken(source: link)
     link.connect(self, other)

@@ -63,7 +63,7 @@ extension Observable {
     to other: Observable<Value>,
     isRedundant: ((Value, Value) -> Bool)?
   ) -> ObservationToken {
-    precondition(other !== self, "An observable cannot be bound to itself.")
+    require(other !== self, "An observable cannot be bound to itself.")
     let link = TwoWayLink(
       self, other, forward: { $0 }, backward: { $0 },
       isRedundantForward: isRedundant, isRedundantBackward: isRedundant)

@@ -109,7 +109,7 @@ extension ReadOnlyObservable {
   /// - Returns: A handle that can end the binding early.
   @discardableResult
   public func bind(to other: Observable<Value>) -> PropertyBinding {
-    precondition(other !== self, "An observable cannot be bound to itself.")
+    require(other !== self, "An observable cannot be bound to itself.")
     // Another observable is thread-safe: write to it on the delivering thread.
     return bind(to: other, \.value, isolation: nil)
   }

@@ -17,8 +17,7 @@ extension ArrayChangeSet {
   /// - Returns: The elements after the change.
   /// - Complexity: O(*n*).
   public func applying(to old: some Collection<Element>) -> [Element] {
-    precondition(
-      old.count == oldCount, "applying a change set to a collection of the wrong count")
+    require(old.count == oldCount, "applying a change set to a collection of the wrong count")
     let oldElements = Array(old)
     let origins = origins()
     let updated = updatedFlags()
@@ -42,8 +41,7 @@ extension ArrayChangeSet {
   /// - Returns: The difference.
   /// - Complexity: O(*n*).
   public func difference(from old: some Collection<Element>) -> CollectionDifference<Element> {
-    precondition(
-      old.count == oldCount, "applying a change set to a collection of the wrong count")
+    require(old.count == oldCount, "applying a change set to a collection of the wrong count")
     let oldElements = Array(old)
     var isUpdated = [Bool](repeating: false, count: elements.count)
     var changes: [CollectionDifference<Element>.Change] = []

@@ -54,6 +54,14 @@ public struct ArrayChangeSet<Element> {
   /// `.initial` change set, ``ObservableArray/reset(to:)``, and any merge that includes one. A
   /// table view reloads instead of animating it.
   public let isReset: Bool
+  /// The owning array's count of changes once this one was made (see
+  /// `ReadOnlyObservableArray.publishLocked`): a registration skips the change sets that its
+  /// `.initial` elements already include.
+  var version: UInt = 0
+  /// Whether this is the copy that the array's observable of change sets keeps once it is
+  /// delivered, with its elements let go so that the next edit finds the storage unshared
+  /// (see `ReadOnlyObservableArray.startingPoint(from:)`).
+  var isUnpinned = false
 
   init(
     elements: ArraySnapshot<Element>, removals: [Int], insertions: [Int], moves: [Match],
@@ -83,6 +91,16 @@ public struct ArrayChangeSet<Element> {
     ArrayChangeSet(
       elements: elements, removals: Array(0..<oldCount), insertions: Array(0..<elements.count),
       moves: [], updates: [], isReset: true)
+  }
+
+  /// This change set without its elements (`empty`, an array's shared empty snapshot, so that
+  /// nothing is allocated), as the observable of change sets keeps it once it is delivered.
+  func unpinned(_ empty: ArraySnapshot<Element>) -> ArrayChangeSet {
+    var held = ArrayChangeSet(
+      elements: empty, removals: [], insertions: [], moves: [], updates: [])
+    held.version = version
+    held.isUnpinned = true
+    return held
   }
 
   /// The number of elements before the change.

@@ -18,6 +18,8 @@ public struct ArrayEditor<Element> {
   private(set) var origins: [Int]
   /// For each element, whether the edit updated it.
   private(set) var updated: [Bool]
+  /// Whether any mutation was made; an edit without one keeps the array's storage.
+  private(set) var isModified = false
 
   init(_ snapshot: ArraySnapshot<Element>) {
     elements = Array(snapshot)
@@ -36,6 +38,7 @@ public struct ArrayEditor<Element> {
     set {
       elements[index] = newValue
       updated[index] = true
+      isModified = true
     }
   }
 
@@ -43,6 +46,7 @@ public struct ArrayEditor<Element> {
   ///
   /// - Parameter element: The element to add at the end.
   public mutating func append(_ element: Element) {
+    isModified = true
     elements.append(element)
     origins.append(-1)
     updated.append(false)
@@ -61,6 +65,7 @@ public struct ArrayEditor<Element> {
   ///   - element: The element to insert.
   ///   - index: An offset in `0...count`; any other traps with "Array index is out of range".
   public mutating func insert(_ element: Element, at index: Int) {
+    isModified = true
     elements.insert(element, at: index)
     origins.insert(-1, at: index)
     updated.insert(false, at: index)
@@ -72,6 +77,7 @@ public struct ArrayEditor<Element> {
   ///   - newElements: The elements to insert, in order.
   ///   - index: An offset in `0...count`.
   public mutating func insert(contentsOf newElements: some Collection<Element>, at index: Int) {
+    isModified = true
     elements.insert(contentsOf: newElements, at: index)
     let added = elements.count - origins.count
     origins.insert(contentsOf: repeatElement(-1, count: added), at: index)
@@ -84,6 +90,7 @@ public struct ArrayEditor<Element> {
   /// - Returns: The removed element.
   @discardableResult
   public mutating func remove(at index: Int) -> Element {
+    isModified = true
     let removed = elements.remove(at: index)
     origins.remove(at: index)
     updated.remove(at: index)
@@ -94,6 +101,7 @@ public struct ArrayEditor<Element> {
   ///
   /// - Parameter bounds: A range of offsets within `0...count`.
   public mutating func removeSubrange(_ bounds: Range<Int>) {
+    isModified = true
     elements.removeSubrange(bounds)
     origins.removeSubrange(bounds)
     updated.removeSubrange(bounds)
@@ -101,6 +109,7 @@ public struct ArrayEditor<Element> {
 
   /// Removes every element.
   public mutating func removeAll() {
+    isModified = true
     elements.removeAll()
     origins.removeAll()
     updated.removeAll()
@@ -113,8 +122,9 @@ public struct ArrayEditor<Element> {
   ///   - destination: Its offset afterwards, in `0..<count`.
   ///   Any other offset traps with "Index out of range".
   public mutating func move(from source: Int, to destination: Int) {
-    precondition(source >= 0 && source < count, "Index out of range")
-    precondition(destination >= 0 && destination < count, "Index out of range")
+    isModified = true
+    require(source >= 0 && source < count, "Index out of range")
+    require(destination >= 0 && destination < count, "Index out of range")
     elements.insert(elements.remove(at: source), at: destination)
     origins.insert(origins.remove(at: source), at: destination)
     updated.insert(updated.remove(at: source), at: destination)
@@ -124,6 +134,7 @@ public struct ArrayEditor<Element> {
   ///
   /// - Parameter index: An offset in `0..<count`; any other traps with "Index out of range".
   public mutating func refresh(at index: Int) {
+    isModified = true
     updated[index] = true
   }
 }

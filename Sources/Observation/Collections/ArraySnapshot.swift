@@ -3,9 +3,13 @@
 ///
 /// Every ``ArrayChangeSet`` carries the snapshot taken right after its change, so an observer
 /// that keeps a change set keeps exactly the elements it described, however the array changes
-/// afterwards. Taking a snapshot copies nothing: snapshots share the array's storage, and the
-/// array appends into space no snapshot can see, so appending stays O(1) while snapshots live.
-/// Any other change of the array copies its storage first when a snapshot still refers to it.
+/// afterwards. Taking a snapshot copies nothing: it shares the array's storage. The array then
+/// changes that storage in place only while no snapshot refers to it (it checks that its
+/// reference is the only one), so an edit costs O(1) plus the moves `Array` would make, and
+/// appending stays O(1) even while snapshots live: it writes past every snapshot's elements.
+/// Any other change made while a snapshot (kept by an observer, or from ``ReadOnlyObservableArray/elements``)
+/// still refers to the storage first copies it, in one block copy, and leaves the snapshot the
+/// old storage.
 ///
 /// ```swift
 /// let todos = ObservableArray(["Milk", "Eggs"])
@@ -50,11 +54,24 @@ public struct ArraySnapshot<Element>: RandomAccessCollection {
     try body(UnsafeBufferPointer(start: buffer.base, count: count))
   }
 
+  /// Copies the elements into a new contiguous array in one block copy: what `Array(snapshot)`
+  /// calls, instead of walking the snapshot element by element.
+  ///
+  /// - Returns: The elements, in order.
+  public func _copyToContiguousArray() -> ContiguousArray<Element> {
+    ContiguousArray(unsafeUninitializedCapacity: count) { target, initialized in
+      if count > 0, let start = target.baseAddress {
+        start.initialize(from: buffer.base, count: count)
+      }
+      initialized = count
+    }
+  }
+
   /// The element at `position`.
   ///
   /// - Parameter position: An offset in `0..<count`; any other traps with "Index out of range".
   public subscript(position: Int) -> Element {
-    precondition(position >= 0 && position < count, "Index out of range")
+    require(position >= 0 && position < count, "Index out of range")
     return buffer.base[position]
   }
 }
@@ -86,12 +103,14 @@ extension ArraySnapshot: @unchecked Sendable where Element: Sendable {}
 /// Storage that snapshots share: a fixed-capacity block whose first `initialized` slots hold
 /// elements.
 ///
-/// Invariant: an initialized slot is never written again. The live storage of an array only
-/// ever appends past `initialized` (no snapshot can see those slots: a snapshot's count is at
-/// most `initialized` when it is taken); every other change makes a new buffer. So snapshots
-/// never observe a write, and need no lock. `initialized` is written only by the array that owns
-/// the buffer, under its lock, and read only by it and by `deinit` (when nothing refers to the
-/// buffer any more).
+/// Invariant: a slot a snapshot reads (below its count) is never written while the snapshot
+/// exists. The owning array writes initialized slots only while its own reference is the only
+/// one (`ElementStorage` checks with `isKnownUniquelyReferenced` under its lock; no snapshot then
+/// exists, and new ones are made only under that lock); otherwise it only appends past
+/// `initialized`, which no snapshot can see (a snapshot's count is at most `initialized` when it
+/// is taken), or it makes a new buffer. So snapshots never observe a write, and need no lock.
+/// `initialized` is written only by the array that owns the buffer, under its lock, and read
+/// only by it and by `deinit` (when nothing refers to the buffer any more).
 @usableFromInline
 final class ElementBuffer<Element> {
   @usableFromInline let base: UnsafeMutablePointer<Element>
@@ -119,6 +138,16 @@ final class ElementBuffer<Element> {
     initialized = elements.count
   }
 
+  /// A buffer with room for `capacity` elements that takes over every element of `source`,
+  /// which the caller holds the only reference to and which is left empty: one block move.
+  init(moving source: ElementBuffer, capacity: Int) {
+    self.capacity = Swift.max(capacity, source.initialized, 1)
+    base = .allocate(capacity: self.capacity)
+    base.moveInitialize(from: source.base, count: source.initialized)
+    initialized = source.initialized
+    source.initialized = 0
+  }
+
   deinit {
     base.deinitialize(count: initialized)
     base.deallocate()
@@ -133,5 +162,62 @@ final class ElementBuffer<Element> {
   func append(_ element: Element) {
     (base + initialized).initialize(to: element)
     initialized += 1
+  }
+
+  // MARK: - In place, with the only reference (see the invariant above)
+
+  /// Replaces the element at `index`, returning the old one for the caller to release after
+  /// unlocking (its deinit may be user code).
+  func exchange(at index: Int, with element: Element) -> Element {
+    let old = (base + index).move()
+    (base + index).initialize(to: element)
+    return old
+  }
+
+  /// Inserts `elements` at `index`, moving the later elements up in one block move; the caller
+  /// made room for them.
+  func insert(contentsOf elements: [Element], at index: Int) {
+    let added = elements.count
+    (base + index + added).moveInitialize(from: base + index, count: initialized - index)
+    elements.withUnsafeBufferPointer { source in
+      if let start = source.baseAddress { (base + index).initialize(from: start, count: added) }
+    }
+    initialized += added
+  }
+
+  /// Removes the element at `index`, moving the later elements down in one block move, and
+  /// returns it for the caller to release after unlocking.
+  func remove(at index: Int) -> Element {
+    let removed = (base + index).move()
+    (base + index).moveInitialize(from: base + index + 1, count: initialized - index - 1)
+    initialized -= 1
+    return removed
+  }
+
+  /// Removes the elements in `bounds`, moving the later elements down in one block move, and
+  /// returns them for the caller to release after unlocking.
+  func remove(_ bounds: Range<Int>) -> [Element] {
+    let removed = [Element](unsafeUninitializedCapacity: bounds.count) { target, count in
+      if let start = target.baseAddress {
+        start.moveInitialize(from: base + bounds.lowerBound, count: bounds.count)
+      }
+      count = bounds.count
+    }
+    (base + bounds.lowerBound).moveInitialize(
+      from: base + bounds.upperBound, count: initialized - bounds.upperBound)
+    initialized -= bounds.count
+    return removed
+  }
+
+  /// Moves the element at `source` to `destination`, shifting the ones between by one.
+  func move(from source: Int, to destination: Int) {
+    guard source != destination else { return }
+    let element = (base + source).move()
+    if source < destination {
+      (base + source).moveInitialize(from: base + source + 1, count: destination - source)
+    } else {
+      (base + destination + 1).moveInitialize(from: base + destination, count: source - destination)
+    }
+    (base + destination).initialize(to: element)
   }
 }

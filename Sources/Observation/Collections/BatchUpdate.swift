@@ -67,36 +67,62 @@ extension ArrayChangeSet {
   /// - Parameter old: The elements before the change (what the data source holds now); its
   ///   count must be ``oldCount``.
   /// - Returns: The batches, in the order to apply them; none when the change is empty.
-  /// - Complexity: O(*n*).
+  /// - Complexity: O(*n*), in block copies: one per batch.
   public func batchUpdates(from old: some Collection<Element>) -> [BatchUpdate<Element>] {
-    precondition(
-      old.count == oldCount, "applying a change set to a collection of the wrong count")
+    require(old.count == oldCount, "applying a change set to a collection of the wrong count")
+    return batchUpdates(fromArray: Array(old))
+  }
+
+  /// ``batchUpdates(from:)`` from an array, which it copies only for a batch that needs the
+  /// data between the old elements and ``elements``.
+  func batchUpdates(fromArray old: [Element]) -> [BatchUpdate<Element>] {
+    require(old.count == oldCount, "applying a change set to a collection of the wrong count")
     var stages: [BatchUpdate<Element>] = []
-    var current = Array(old)
+    var current = old
     if !updates.isEmpty {
       for update in updates { current[update.old] = elements[update.new] }
       stages.append(
         BatchUpdate(
           reloads: updates.map(\.old).sorted(), elements: current, oldCount: current.count))
     }
-    // removedBefore[i]: how many removals precede old offset i.
-    var removedBefore = [Int](repeating: 0, count: oldCount + 1)
     if !removals.isEmpty {
-      var isRemoved = [Bool](repeating: false, count: oldCount)
-      for old in removals { isRemoved[old] = true }
-      for old in 0..<oldCount {
-        removedBefore[old + 1] = removedBefore[old] + (isRemoved[old] ? 1 : 0)
-      }
       let countBefore = current.count
-      current = current.indices.filter { !isRemoved[$0] }.map { current[$0] }
+      current = Self.keeping(current, removing: removals)
       stages.append(BatchUpdate(deletions: removals, elements: current, oldCount: countBefore))
     }
     if !insertions.isEmpty || !moves.isEmpty {
-      let moves = moves.map { Match(old: $0.old - removedBefore[$0.old], new: $0.new) }
+      // A move's source counts after the deletions: less the removals before it.
+      let moves = moves.map { Match(old: $0.old - removals.countBelow($0.old), new: $0.new) }
       stages.append(
         BatchUpdate(
           insertions: insertions, moves: moves, elements: Array(elements), oldCount: current.count))
     }
     return stages
+  }
+
+  /// `elements` without the ones at `removals` (ascending), copied run by run in block copies.
+  private static func keeping(_ elements: [Element], removing removals: [Int]) -> [Element] {
+    var kept: [Element] = []
+    kept.reserveCapacity(elements.count - removals.count)
+    var start = 0
+    for removed in removals {
+      if start < removed { kept.append(contentsOf: elements[start..<removed]) }
+      start = removed + 1
+    }
+    if start < elements.count { kept.append(contentsOf: elements[start...]) }
+    return kept
+  }
+}
+
+extension [Int] {
+  /// How many elements of this ascending array are less than `value`: a binary search.
+  fileprivate func countBelow(_ value: Int) -> Int {
+    var low = 0
+    var high = count
+    while low < high {
+      let middle = (low + high) / 2
+      if self[middle] < value { low = middle + 1 } else { high = middle }
+    }
+    return low
   }
 }

@@ -52,26 +52,33 @@ extension ReadOnlyObservableArray {
   public func bind<Target: BatchUpdateTarget>(to target: Target, reloadThreshold: Int = 100)
   where Target.Element == Element {
     // The elements the target shows: the old data the next change set's batches start from.
+    // The array handed to the target, not a snapshot, so that the binding does not keep the
+    // array's storage shared (which would make each edit copy it).
     let shown = ShownElements<Element>()
     // The registration keeps a derived array (whose only owners are its users) alive, as a
     // key-path binding keeps a derived observable: a list built inline in the call lives as long
     // as the target. The cycle through the array's own observers ends with the registration.
     let chain = keptAliveByObservers
+    let start = RegistrationStart(array: self)
     changes.addObserver(target, options: [.initial, .new]) { [weak target] change, option in
       withExtendedLifetime(chain) {}
-      guard let target else { return }
-      defer { shown.elements = change.elements }
+      guard let target, let change = start.filter(change, option) else { return }
       guard option != .initial, let old = shown.elements, !change.isReset,
         change.changeCount <= reloadThreshold
       else {
-        return target.reloadAll(Array(change.elements))
+        let elements = Array(change.elements)
+        shown.elements = elements
+        return target.reloadAll(elements)
       }
-      for batch in change.batchUpdates(from: old) { target.performBatch(batch) }
+      for batch in change.batchUpdates(fromArray: old) {
+        shown.elements = batch.elements
+        target.performBatch(batch)
+      }
     }
   }
 }
 
 /// The last elements a binding showed; only the binding's main-actor callback touches it.
 private final class ShownElements<Element> {
-  var elements: ArraySnapshot<Element>?
+  var elements: [Element]?
 }

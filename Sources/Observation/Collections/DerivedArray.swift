@@ -62,7 +62,9 @@ final class DerivedArray<Element>: ReadOnlyObservableArray<Element> {
     // The token exists before the registration, so the derived array can own it from the
     // moment it is built; the link hands it over once, so the closure never holds it.
     link.upstream = ObservationToken(source: source.changes)
+    let start = RegistrationStart(array: source)
     let callback: (ArrayChangeSet<Source>, ObservableOptions) -> Void = { change, option in
+      guard let change = start.filter(change, option) else { return }
       guard option != .initial else {
         guard let upstream = link.upstream else {
           preconditionFailure("a registration delivered .initial twice")

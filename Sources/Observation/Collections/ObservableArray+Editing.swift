@@ -17,7 +17,8 @@ extension ObservableArray {
   /// - Parameter body: Edits the working copy. Errors it throws propagate, and the array is
   ///   then left unchanged.
   /// - Returns: What `body` returns.
-  /// - Complexity: O(*n* log *n*) beyond `body`'s own work.
+  /// - Complexity: O(*n* log *n*) beyond `body`'s own work, with one block copy of the elements
+  ///   into the working copy and one back; an edit that changes nothing copies them only once.
   @discardableResult
   public func edit<Result>(_ body: (inout ArrayEditor<Element>) throws -> Result) rethrows
     -> Result
@@ -26,7 +27,7 @@ extension ObservableArray {
       let (snapshot, seen) = read()
       var editor = ArrayEditor(snapshot)
       let result = try body(&editor)
-      let edited = ArraySnapshot(editor.elements)
+      let edited = editor.isModified ? ArraySnapshot(editor.elements) : snapshot
       let change = ArrayChangeSet<Element>.build(
         elements: edited, origins: editor.origins, updated: editor.updated,
         oldCount: snapshot.count)
@@ -42,6 +43,7 @@ extension ObservableArray {
   public func reset(to newElements: some Sequence<Element>) {
     let snapshot = ArraySnapshot(newElements)
     lock.lock()
+    _ = mayEditInPlaceLocked()
     let change = ArrayChangeSet<Element>.reset(from: storage.count, to: snapshot)
     let retired = storage.adopt(snapshot)
     publishLocked(change)
@@ -98,6 +100,7 @@ extension ObservableArray {
       lock.unlock()
       return false
     }
+    _ = mayEditInPlaceLocked()
     let retired = storage.adopt(elements)
     publishLocked(change)
     withExtendedLifetime(retired) {}

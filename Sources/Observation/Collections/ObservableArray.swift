@@ -12,12 +12,18 @@
 /// // reset +[0, 1]
 /// todos.append("Bread")                   // +[2]
 /// todos.move(from: 2, to: 0)              // ↷[2→0]
-/// todos[1] = "Oat milk"                   // ~[0→1]
+/// todos[1] = "Oat milk"                   // ~[1→1]
 /// todos.edit { $0.remove(at: 0); $0.append("Tea") }  // -[0] +[2]
 /// ```
 ///
 /// Each mutation checks its arguments as `Array` does, with the same message
-/// ("Index out of range", "Array index is out of range", …), before anything changes.
+/// ("Index out of range", "Array index is out of range", …), before anything changes; the
+/// message is printed in optimised builds too.
+///
+/// An edit costs O(1) plus the element moves `Array` would make, and one round of delivery,
+/// while no observer keeps an earlier change set (or ``ReadOnlyObservableArray/elements``
+/// snapshot): the array changes its storage in place. While one does, the edit first copies the
+/// storage, in one block copy, so the kept snapshot never changes. Appending is O(1) either way.
 ///
 /// Ordering, threads and observers are those of ``ReadOnlyObservableArray``. Expose the array as a
 /// ``ReadOnlyObservableArray`` to let others observe it but not modify it.
@@ -40,15 +46,20 @@ public final class ObservableArray<Element>: ReadOnlyObservableArray<Element> {
   public subscript(index: Int) -> Element {
     get {
       let snapshot = elements
-      precondition(index >= 0 && index < snapshot.count, "Index out of range")
+      require(index >= 0 && index < snapshot.count, "Index out of range")
       return snapshot[index]
     }
     set {
       lock.lock()
-      precondition(index >= 0 && index < storage.count, "Index out of range")
-      let retired = rebuildLocked { $0[index] = newValue }
+      guard index >= 0 && index < storage.count else {
+        lock.unlock()
+        requirementFailed("Index out of range")
+      }
+      let (old, retired) = storage.edit(inPlace: mayEditInPlaceLocked()) {
+        $0.exchange(at: index, with: newValue)
+      }
       publishLocked(updating: index)
-      withExtendedLifetime(retired) {}
+      withExtendedLifetime((old, retired)) {}
     }
   }
 
@@ -70,6 +81,7 @@ public final class ObservableArray<Element>: ReadOnlyObservableArray<Element> {
   /// - Complexity: Amortized O(1), also while observers hold earlier snapshots.
   public func append(_ element: Element) {
     lock.lock()
+    _ = mayEditInPlaceLocked()
     let retired = storage.append(element)
     let change = ArrayChangeSet(
       elements: storage.snapshot, removals: [], insertions: [storage.count - 1], moves: [],
@@ -84,6 +96,7 @@ public final class ObservableArray<Element>: ReadOnlyObservableArray<Element> {
   public func append(contentsOf newElements: some Sequence<Element>) {
     let newElements = Array(newElements)
     lock.lock()
+    _ = mayEditInPlaceLocked()
     let start = storage.count
     var retired: [ElementBuffer<Element>] = []
     for element in newElements {
@@ -101,7 +114,8 @@ public final class ObservableArray<Element>: ReadOnlyObservableArray<Element> {
   /// - Parameters:
   ///   - element: The element to insert.
   ///   - index: An offset in `0...count`; any other traps with "Array index is out of range".
-  /// - Complexity: O(*n*).
+  /// - Complexity: O(*n* - `index`) element moves (one block move) while no observer keeps an
+  ///   earlier snapshot; one block copy of the elements more while one does.
   public func insert(_ element: Element, at index: Int) {
     insert(contentsOf: CollectionOfOne(element), at: index, message: "Array index is out of range")
   }
@@ -112,7 +126,7 @@ public final class ObservableArray<Element>: ReadOnlyObservableArray<Element> {
   ///   - newElements: The elements to insert, in order.
   ///   - index: An offset in `0...count`; any other traps with "Array replace: subrange extends
   ///     past the end" (or "… start is negative").
-  /// - Complexity: O(*n* + *m*).
+  /// - Complexity: O(*n* + *m*) element moves, in block moves; see ``insert(_:at:)``.
   public func insert(contentsOf newElements: some Collection<Element>, at index: Int) {
     insert(contentsOf: newElements, at: index, message: nil)
   }
@@ -122,8 +136,16 @@ public final class ObservableArray<Element>: ReadOnlyObservableArray<Element> {
   ) {
     let newElements = Array(newElements)
     lock.lock()
-    Self.checkInsertion(at: index, count: storage.count, message: message)
-    let retired = rebuildLocked { $0.insert(contentsOf: newElements, at: index) }
+    let count = storage.count
+    let isValid = index >= 0 && index <= count
+    guard isValid else {
+      lock.unlock()
+      Self.checkInsertion(at: index, count: count, message: message)
+      requirementFailed("Array index is out of range")
+    }
+    let (_, retired) = storage.edit(room: newElements.count, inPlace: mayEditInPlaceLocked()) {
+      $0.insert(contentsOf: newElements, at: index)
+    }
     publishLocked(
       ArrayChangeSet(
         elements: storage.snapshot, removals: [],
@@ -135,13 +157,18 @@ public final class ObservableArray<Element>: ReadOnlyObservableArray<Element> {
   ///
   /// - Parameter index: An offset in `0..<count`; any other traps with "Index out of range".
   /// - Returns: The removed element.
-  /// - Complexity: O(*n*).
+  /// - Complexity: O(*n* - `index`) element moves (one block move) while no observer keeps an
+  ///   earlier snapshot; one block copy of the elements more while one does.
   @discardableResult
   public func remove(at index: Int) -> Element {
     lock.lock()
-    precondition(index >= 0 && index < storage.count, "Index out of range")
-    let removed = storage.snapshot[index]
-    let retired = rebuildLocked { $0.remove(at: index) }
+    guard index >= 0 && index < storage.count else {
+      lock.unlock()
+      requirementFailed("Index out of range")
+    }
+    let (removed, retired) = storage.edit(inPlace: mayEditInPlaceLocked()) {
+      $0.remove(at: index)
+    }
     publishLocked(
       ArrayChangeSet(
         elements: storage.snapshot, removals: [index], insertions: [], moves: [], updates: []))
@@ -153,21 +180,27 @@ public final class ObservableArray<Element>: ReadOnlyObservableArray<Element> {
   ///
   /// - Parameter bounds: A range of offsets within `0...count`; any other traps with "Array
   ///   replace: subrange extends past the end" (or "… start is negative").
-  /// - Complexity: O(*n*).
+  /// - Complexity: O(*n*) element moves, in block moves; see ``remove(at:)``.
   public func removeSubrange(_ bounds: Range<Int>) {
     lock.lock()
-    Self.checkSubrange(bounds, count: storage.count)
-    let retired = rebuildLocked { $0.removeSubrange(bounds) }
+    let count = storage.count
+    guard bounds.lowerBound >= 0 && bounds.upperBound <= count else {
+      lock.unlock()
+      Self.checkSubrange(bounds, count: count)
+      requirementFailed("Array replace: subrange extends past the end")
+    }
+    let (removed, retired) = storage.edit(inPlace: mayEditInPlaceLocked()) { $0.remove(bounds) }
     publishLocked(
       ArrayChangeSet(
         elements: storage.snapshot, removals: Array(bounds), insertions: [], moves: [],
         updates: []))
-    withExtendedLifetime(retired) {}
+    withExtendedLifetime((removed, retired)) {}
   }
 
   /// Removes every element, as one change set of removals (not a reset: see ``reset(to:)``).
   public func removeAll() {
     lock.lock()
+    _ = mayEditInPlaceLocked()
     let oldCount = storage.count
     let retired = storage.replace(with: [])
     publishLocked(
@@ -179,24 +212,31 @@ public final class ObservableArray<Element>: ReadOnlyObservableArray<Element> {
 
   /// Moves the element at `source` so that it ends up at `destination`.
   ///
-  /// Equivalent to `insert(remove(at: source), at: destination)`, delivered as one move
-  /// (nothing when `source == destination`).
+  /// Equivalent to `insert(remove(at: source), at: destination)`, delivered as one move.
+  /// When `source == destination` (a valid offset) nothing changes and nothing is delivered:
+  /// no change set, no round.
   ///
   /// - Parameters:
   ///   - source: The element's offset now, in `0..<count`.
   ///   - destination: Its offset afterwards, in `0..<count`.
   ///   Any other offset traps with "Index out of range".
-  /// - Complexity: O(*n*).
+  /// - Complexity: O(|`source` - `destination`|) element moves (one block move) while no
+  ///   observer keeps an earlier snapshot; one block copy of the elements more while one does.
   public func move(from source: Int, to destination: Int) {
     lock.lock()
-    precondition(source >= 0 && source < storage.count, "Index out of range")
-    precondition(destination >= 0 && destination < storage.count, "Index out of range")
-    let retired = rebuildLocked { $0.insert($0.remove(at: source), at: destination) }
-    let moves =
-      source == destination ? [] : [ArrayChangeSet<Element>.Match(old: source, new: destination)]
+    let count = storage.count
+    guard source >= 0 && source < count && destination >= 0 && destination < count else {
+      lock.unlock()
+      requirementFailed("Index out of range")
+    }
+    guard source != destination else { return lock.unlock() }
+    let (_, retired) = storage.edit(inPlace: mayEditInPlaceLocked()) {
+      $0.move(from: source, to: destination)
+    }
     publishLocked(
       ArrayChangeSet(
-        elements: storage.snapshot, removals: [], insertions: [], moves: moves, updates: []))
+        elements: storage.snapshot, removals: [], insertions: [],
+        moves: [ArrayChangeSet<Element>.Match(old: source, new: destination)], updates: []))
     withExtendedLifetime(retired) {}
   }
 
@@ -206,19 +246,15 @@ public final class ObservableArray<Element>: ReadOnlyObservableArray<Element> {
   /// - Parameter index: An offset in `0..<count`; any other traps with "Index out of range".
   public func refresh(at index: Int) {
     lock.lock()
-    precondition(index >= 0 && index < storage.count, "Index out of range")
+    guard index >= 0 && index < storage.count else {
+      lock.unlock()
+      requirementFailed("Index out of range")
+    }
+    _ = mayEditInPlaceLocked()
     publishLocked(updating: index)
   }
 
   // MARK: - Helpers
-
-  /// Replaces the storage with a changed copy of it; returns the old buffer for the caller to
-  /// release after unlocking.
-  private func rebuildLocked(_ change: (inout [Element]) -> Void) -> ElementBuffer<Element> {
-    var array = Array(storage.snapshot)
-    change(&array)
-    return storage.replace(with: array)
-  }
 
   private func publishLocked(updating index: Int) {
     let match = ArrayChangeSet<Element>.Match(old: index, new: index)
@@ -227,17 +263,21 @@ public final class ObservableArray<Element>: ReadOnlyObservableArray<Element> {
         elements: storage.snapshot, removals: [], insertions: [], moves: [], updates: [match]))
   }
 
+  /// Stops with `Array`'s message unless `index` is a valid insertion offset; called without
+  /// the lock.
   static func checkInsertion(at index: Int, count: Int, message: String?) {
     if let message {
-      precondition(index >= 0 && index <= count, message)
+      require(index >= 0 && index <= count, message)
     } else {
       checkSubrange(index..<index, count: count)
     }
   }
 
+  /// Stops with `Array`'s message unless `bounds` lies within `0...count`; called without the
+  /// lock.
   static func checkSubrange(_ bounds: Range<Int>, count: Int) {
-    precondition(bounds.lowerBound >= 0, "Array replace: subrange start is negative")
-    precondition(bounds.upperBound <= count, "Array replace: subrange extends past the end")
+    require(bounds.lowerBound >= 0, "Array replace: subrange start is negative")
+    require(bounds.upperBound <= count, "Array replace: subrange extends past the end")
   }
 }
 

@@ -45,14 +45,25 @@ public class ReadOnlyObservableArray<Element> {
   /// The merged change set of a transaction in progress: every change made until it ends joins
   /// it, whichever thread makes it.
   private var transactionChanges: ArrayChangeSet<Element>?
+  /// The elements before the transaction in progress, and their version: what a registration
+  /// made meanwhile starts from (the transaction's merged change set applies to them). Kept
+  /// from its first change on, which therefore copies the storage instead of editing it.
+  private var transactionBase: (elements: ArraySnapshot<Element>, version: UInt)?
+
+  /// An empty snapshot, made once: the elements of the change set `changes` keeps once it is
+  /// delivered (see `letGoOfDelivered(_:)`).
+  private let noElements = ArraySnapshot<Element>([])
 
   /// Delivers the change sets, one per round, in the order they were made; holds the last one
-  /// handed to it (its `.initial` is turned into a change set that inserts every element).
+  /// handed to it, without its elements once it is delivered (a registration's `.initial`
+  /// starts from ``startingPoint(from:)``).
   let changes: ReadOnlyObservable<ArrayChangeSet<Element>>
 
   init(initialElements elements: some Collection<Element>, capacity: Int = 0) {
     storage = ElementStorage(elements, capacity: capacity)
-    changes = ReadOnlyObservable(initialValue: .inserting(storage.snapshot))
+    // Held without elements from the start, so the first edit finds the storage unshared.
+    changes = ReadOnlyObservable(
+      initialValue: ArrayChangeSet.inserting(storage.snapshot).unpinned(noElements))
   }
 
   deinit {
@@ -62,7 +73,8 @@ public class ReadOnlyObservableArray<Element> {
   /// A snapshot of the elements now, including changes whose change sets are still being
   /// delivered.
   ///
-  /// - Complexity: O(1): the snapshot shares the array's storage.
+  /// - Complexity: O(1): the snapshot shares the array's storage. While it is kept, an edit of
+  ///   an ``ObservableArray`` other than an append copies the storage first (one block copy).
   public final var elements: ArraySnapshot<Element> {
     lock.lock()
     defer { lock.unlock() }
@@ -103,9 +115,11 @@ public class ReadOnlyObservableArray<Element> {
   ) -> ObservationToken {
     Self.check(options)
     let chain = keptAliveByObservers
+    let start = RegistrationStart(array: self)
     return changes.observe(options: options, isolation: isolation) { change, option in
       withExtendedLifetime(chain) {}
-      closure(option == .initial ? .inserting(change.elements) : change)
+      guard let change = start.filter(change, option) else { return }
+      closure(change)
     }
   }
 
@@ -130,11 +144,13 @@ public class ReadOnlyObservableArray<Element> {
   ) {
     Self.check(options)
     let chain = keptAliveByObservers
+    let start = RegistrationStart(array: self)
     changes.addObserver(
       observer, removeIfExists: removeIfExists, options: options, isolation: isolation
     ) { change, option in
       withExtendedLifetime(chain) {}
-      closure(option == .initial ? .inserting(change.elements) : change)
+      guard let change = start.filter(change, option) else { return }
+      closure(change)
     }
   }
 
@@ -160,7 +176,7 @@ public class ReadOnlyObservableArray<Element> {
   }
 
   private static func check(_ options: ObservableOptions) {
-    precondition(
+    require(
       options.isSubset(of: [.initial, .new]),
       "an array's change sets are observed with .initial and .new only")
   }
@@ -177,11 +193,15 @@ public class ReadOnlyObservableArray<Element> {
   ///
   /// - Returns: An observable of the elements, updated inside each round of this array's change
   ///   sets.
-  /// - Complexity: Each change costs O(*n*) while the observable lives (it makes an array).
+  /// - Complexity: Each change costs one block copy of the elements while the observable lives
+  ///   (it makes an array), on top of the change itself.
   public final func asObservable() -> ReadOnlyObservable<[Element]> {
     let token = ObservationToken(source: changes)
     let view = ArrayView<Element>(upstream: token, array: self)
-    let callback: (ArrayChangeSet<Element>, ObservableOptions) -> Void = { [weak view] change, _ in
+    let start = RegistrationStart(array: self)
+    let callback: (ArrayChangeSet<Element>, ObservableOptions) -> Void = {
+      [weak view] change, option in
+      guard let change = start.filter(change, option) else { return }
       view?.send(Array(change.elements))
     }
     changes.register(
@@ -202,8 +222,12 @@ public class ReadOnlyObservableArray<Element> {
   /// thread's change before the transaction's would break the order of the change sets).
   final func publishLocked(_ change: ArrayChangeSet<Element>) {
     version &+= 1
+    var change = change
+    change.version = version
     if let pending = transactionChanges {
-      transactionChanges = pending.merged(with: change)
+      var merged = pending.merged(with: change)
+      merged.version = version
+      transactionChanges = merged
       lock.unlock()
       withExtendedLifetime(pending) {}
       return
@@ -221,9 +245,39 @@ public class ReadOnlyObservableArray<Element> {
   /// Ends a transaction: delivers its merged change set.
   final func commitTransaction() {
     lock.lock()
-    guard let pending = transactionChanges else { return lock.unlock() }
+    let base = transactionBase
+    transactionBase = nil
+    guard let pending = transactionChanges else {
+      lock.unlock()
+      withExtendedLifetime(base) {}
+      return
+    }
     transactionChanges = nil
     enqueueLocked(pending)
+    withExtendedLifetime(base) {}
+  }
+
+  /// Called under the lock before any change to `storage`: whether the change may edit the
+  /// storage in place (when nothing else refers to it). Not inside a transaction, whose
+  /// elements before it are kept for registrations made meanwhile (see `transactionBase`).
+  final func mayEditInPlaceLocked() -> Bool {
+    guard transactionChanges == nil else { return false }
+    guard ObservationContext.current.isInTransaction else { return true }
+    if transactionBase == nil { transactionBase = (storage.snapshot, version) }
+    return false
+  }
+
+  /// What a registration starts from, given the change set its `.initial` call received (the
+  /// last one handed to `changes`): that change set's elements, or, once they were let go
+  /// (see `letGoOfDelivered(_:)`), the array's own, with the version they include. The
+  /// registration then skips the change sets up to that version, which it may still receive.
+  final func startingPoint(
+    from held: ArrayChangeSet<Element>
+  ) -> (elements: ArraySnapshot<Element>, version: UInt) {
+    guard held.isUnpinned else { return (held.elements, held.version) }
+    lock.lock()
+    defer { lock.unlock() }
+    return transactionBase ?? (storage.snapshot, version)
   }
 
   /// Entered with the lock held; returns with it released.
@@ -237,19 +291,40 @@ public class ReadOnlyObservableArray<Element> {
     isSending = true
     lock.unlock()
     changes.send(change)
+    var last = change.version
     // The sending thread hands the change sets over one at a time, in order; changes made
     // meanwhile (by its observers, or on other threads) joined the outbox behind this one.
     while true {
       lock.lock()
       guard hasOutbox else {
         isSending = false
-        return lock.unlock()
+        lock.unlock()
+        return letGoOfDelivered(last)
       }
       let next = outbox.removeFirst()
       hasOutbox = !outbox.isEmpty
       lock.unlock()
+      last = next.version
       changes.send(next)
     }
+  }
+
+  /// Lets the copy of the last change set that `changes` keeps go of its elements, once it is
+  /// handed over: `changes` keeps it only for later registrations' `.initial`, which
+  /// ``startingPoint(from:)`` serves from the array itself. Without this, that copy would share
+  /// the storage and make every edit copy it. Rounds still to deliver the change set hold their
+  /// own copy, which keeps its elements (and keeps the storage shared until they are done).
+  private func letGoOfDelivered(_ version: UInt) {
+    // Inside a transaction, `changes`' round runs at its end from the value it keeps.
+    guard !ObservationContext.current.isInTransaction else { return }
+    let released: ArrayChangeSet<Element>? = changes.lock.withLock {
+      guard changes.storage.version == version, !changes.storage.isUnpinned else { return nil }
+      let held = changes.storage
+      changes.storage = held.unpinned(noElements)
+      return held
+    }
+    // Released after unlocking: it may hold the last reference to elements (user code).
+    withExtendedLifetime(released) {}
   }
 }
 
@@ -273,6 +348,32 @@ final class ArrayView<Element>: ReadOnlyObservable<[Element]> {
 
 // Its state lives in `ReadOnlyObservable`, guarded by its lock; `upstream` is immutable.
 extension ArrayView: @unchecked Sendable where Element: Sendable {}
+
+/// Where one registration on an array's change sets starts: set by its `.initial` call (see
+/// ``ReadOnlyObservableArray/startingPoint(from:)``), read by its later calls, which the core
+/// makes one at a time.
+final class RegistrationStart<Element> {
+  private weak var array: ReadOnlyObservableArray<Element>?
+  /// The version the `.initial` elements include; later change sets up to it are skipped.
+  private var version: UInt = 0
+
+  init(array: ReadOnlyObservableArray<Element>) {
+    self.array = array
+  }
+
+  /// The change set to deliver for `change` received with `option`: for `.initial`, one that
+  /// inserts every element the registration starts from; for `.new`, `change` itself, or `nil`
+  /// when the `.initial` elements already include it.
+  func filter(
+    _ change: ArrayChangeSet<Element>, _ option: ObservableOptions
+  ) -> ArrayChangeSet<Element>? {
+    guard option == .initial else { return change.version > version ? change : nil }
+    let (elements, version) =
+      array?.startingPoint(from: change) ?? (change.elements, change.version)
+    self.version = version
+    return .inserting(elements)
+  }
+}
 
 /// A transaction's record of an array it changed: the merged change set is delivered when the
 /// transaction ends.

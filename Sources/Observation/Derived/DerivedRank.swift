@@ -56,7 +56,7 @@ final class DerivedRank {
     guard let source else { return false }
     lock.lock()
     defer { lock.unlock() }
-    precondition(
+    require(
       source !== self,
       "flatMapLatest selected an observable derived from the flatMapLatest itself")
     if !followed.contains(where: { $0.rank === source }) {
@@ -78,7 +78,7 @@ final class DerivedRank {
         guard let dependent = weakDependent.rank, dependent.storedValue <= raised.storedValue
         else { continue }
         // Only a switch adds an edge to an existing rank, so a cycle runs through this one.
-        precondition(
+        require(
           dependent !== self,
           "flatMapLatest selected an observable derived from the flatMapLatest itself")
         dependent.storedValue = raised.storedValue + 1

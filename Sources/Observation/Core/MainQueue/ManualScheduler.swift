@@ -154,7 +154,7 @@ public final class ManualScheduler {
 
   private func enter() {
     lock.withLock {
-      precondition(
+      require(
         runner == nil || runner == .current,
         "A ManualScheduler must be run from one thread at a time.")
       runner = .current
