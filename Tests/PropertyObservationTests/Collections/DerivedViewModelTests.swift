@@ -1,9 +1,10 @@
 import PropertyObservation
 import Testing
 
-/// The sorted view and the filter by a changing query under random scripts: each view's replica,
-/// rebuilt from the change sets it delivered alone (and checked stage by stage against UIKit's
-/// rules), must equal the view recomputed from scratch from the array after every step.
+/// The sorted view, the filter by a changing query and the element by id under random scripts:
+/// each view's replica, rebuilt from the change sets it delivered alone (and checked stage by
+/// stage against UIKit's rules), must equal the view recomputed from scratch from the array after
+/// every step; the element by id must equal the element an independent follower finds.
 @Suite("Derived views model")
 struct DerivedViewModelTests {
   @Test func viewsRebuiltFromChangeSetsMatchTheViewsRecomputedFromScratch() {
@@ -30,6 +31,9 @@ struct DerivedViewModelTests {
     let searched = array.filter(by: query, isIncluded)
     // A chain: sorting a filter by a query.
     let sortedSearch = searched.sorted(by: isBefore)
+    let followedID = array.elements.first?.id ?? 0
+    let followed = array.element(withID: followedID)
+    let oracle = Follower(array, id: followedID)
     let checkers = (
       Checker<Item>(sorted, label: "sorted"), Checker<Item>(byID, label: "sorted by id"),
       Checker<Item>(searched, label: "filter(by:)"),
@@ -62,8 +66,45 @@ struct DerivedViewModelTests {
       if checkers.3.replica != expectedSearch.sorted(by: isBefore) {
         return "step \(step): sorted filter(by:) \(checkers.3.replica)"
       }
+      if followed.value != oracle.element {
+        return "step \(step): element(withID:) \(String(describing: followed.value))"
+          + " != \(String(describing: oracle.element))"
+      }
     }
     if checkers.0.rounds < 2 || checkers.2.rounds < 2 { return "the script delivered nothing" }
     return nil
+  }
+}
+
+/// Follows one element by id the slow, independent way: through each change set's full
+/// matching, replayed with `applying(to:)` on markers that stand for the old offsets, for
+/// comparison with `element(withID:)`.
+private final class Follower: @unchecked Sendable {
+  // Only the observer's callback touches these, on the test's thread.
+  private(set) var element: Item?
+  private var offset: Int?
+  private var hasEnded = false
+  private var token: ObservationToken?
+
+  init(_ array: ObservableArray<Item>, id: Int) {
+    token = array.observe(options: [.initial, .new]) { [unowned self] changes in
+      guard !hasEnded else { return }
+      let elements = Array(changes.elements)
+      if changes.isReset {
+        offset = elements.firstIndex { $0.id == id }
+      } else if let old = offset {
+        // Old element k is the marker with id -1 - k; updated elements come from the updates.
+        let markers = (0..<changes.oldCount).map { Item(id: -1 - $0, version: -1) }
+        var origins = changes.applying(to: markers).map { $0.version == -1 ? -1 - $0.id : -1 }
+        for update in changes.updates { origins[update.new] = update.old }
+        offset = origins.firstIndex(of: old)
+      }
+      guard let offset, elements[offset].id == id else {
+        hasEnded = true
+        element = nil
+        return
+      }
+      element = elements[offset]
+    }
   }
 }
