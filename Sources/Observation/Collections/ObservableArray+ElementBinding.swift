@@ -21,7 +21,7 @@ extension ObservableArray where Element: Identifiable {
   ///
   /// > Important: Both sides are set synchronously, on the thread delivering the change, and
   /// > callbacks run in the isolation this call was made from. As for
-  /// > ``Observable/bindBidirectionally(to:)``, the sides are meant to be set from one thread
+  /// > ``Observable/bindBidirectionally(to:)-4sxud``, the sides are meant to be set from one thread
   /// > at a time, typically the main thread.
   ///
   /// - Parameters:
