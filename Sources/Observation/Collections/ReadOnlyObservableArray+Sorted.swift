@@ -23,7 +23,9 @@ extension ReadOnlyObservableArray {
   /// - Parameter areInIncreasingOrder: Whether its first argument belongs before its second.
   /// - Returns: The sorted array.
   /// - Complexity: O(*k* log *n*) comparisons per change that inserts or updates *k* elements
-  ///   of *n*, plus O(*n*) to publish the new elements, as for ``filter(_:)``.
+  ///   of *n* (the first sort: O(*n* log *n*)). Besides the comparisons, a change costs O(*n*)
+  ///   to publish the new elements, as for ``filter(_:)``, and O(*m* log *m*) when it moves *m*
+  ///   elements (the minimal moves).
   public func sorted(
     by areInIncreasingOrder: @escaping @Sendable (Element, Element) -> Bool
   ) -> ReadOnlyObservableArray<Element> {
