@@ -1,6 +1,7 @@
 // A to-do list screen without UIKit: an ObservableArray of to-dos shown in a fake table view
 // that prints the batches UIKit would animate, a filtered list of the open to-dos with its own
-// table, and a count label following the open list. Everything runs on the main actor, so the
+// table, a count label following the open list, and a search list: the to-dos whose title
+// contains the search field's text, sorted by title. Everything runs on the main actor, so the
 // output is the same on every run.
 import PropertyObservation
 
@@ -63,12 +64,21 @@ final class TodoListController {
   let allTable = FakeTableView("all")
   let openTable = FakeTableView("open")
   let countLabel = Label()
+  let searchTable = FakeTableView("search")
+  /// The search field's text.
+  let searchText = Observable("")
 
   func show(_ todos: ReadOnlyObservableArray<Todo>) {
     todos.bind(to: allTable)
     let open = todos.filter { !$0.isDone }
     open.bind(to: openTable)
     open.asObservable().map { "\($0.count) open" }.bind(to: countLabel, \.text)
+    todos
+      .filter(by: searchText) { todo, text in
+        text.isEmpty || todo.title.lowercased().contains(text.lowercased())
+      }
+      .sorted { ($0.title, $0.id) < ($1.title, $1.id) }
+      .bind(to: searchTable)
   }
 }
 
@@ -96,6 +106,15 @@ todos.replace(with: [
   Todo(id: 2, title: "Eggs", isDone: true), Todo(id: 4, title: "Tea"),
   Todo(id: 5, title: "Cake"), Todo(id: 1, title: "Milk", isDone: true),
 ])
+
+print("Type \"e\" in the search field (only the search list changes):")
+controller.searchText.value = "e"
+
+print("Rename Tea to Apple tea (it moves to the top of the search list):")
+todos[1].title = "Apple tea"
+
+print("Clear the search field:")
+controller.searchText.value = ""
 
 print("Clear the done ones in one edit:")
 todos.edit { list in

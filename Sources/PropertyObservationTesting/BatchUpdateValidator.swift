@@ -122,7 +122,7 @@ public final class BatchUpdateValidator<Element: Equatable>: BatchUpdateTarget {
     return problems
   }
 
-  private nonisolated static func summary(of batch: BatchUpdate<Element>) -> String {
+  nonisolated static func summary(of batch: BatchUpdate<Element>) -> String {
     var parts: [String] = []
     if !batch.reloads.isEmpty { parts.append("~\(batch.reloads)") }
     if !batch.deletions.isEmpty { parts.append("-\(batch.deletions)") }

@@ -89,7 +89,9 @@ extension ReadOnlyObservableArray {
     }
   }
 
-  private static func filtered(
+  /// The filtered array's change for this array's `change`, given which elements were in the
+  /// filtered array before it; updates `membership`. Shared by `filter(_:)` and `filter(by:_:)`.
+  static func filtered(
     _ change: ArrayChangeSet<Element>, membership: Membership,
     isIncluded: (Element) -> Bool
   ) -> ArrayChangeSet<Element> {
@@ -125,6 +127,6 @@ extension ReadOnlyObservableArray {
 }
 
 /// Which elements of a filter's source are in the filtered array.
-private final class Membership {
+final class Membership {
   var included: [Bool] = []
 }
