@@ -23,8 +23,11 @@ final class ElementByID<Element: Identifiable>: ReadOnlyObservable<Element?> {
   ) -> ElementByID<Element> {
     let observable = ElementByID(id: id, array: array)
     let token = ObservationToken(source: array.changes)
+    // Where the registration starts: the array's elements, and no change set they include.
+    let start = RegistrationStart(array: array)
     let callback: (ArrayChangeSet<Element>, ObservableOptions) -> Void = {
       [weak observable] change, option in
+      guard let change = start.filter(change, option) else { return }
       observable?.follow(change, isInitial: option == .initial)
     }
     observable.upstream = token

@@ -131,9 +131,11 @@ final class QueryFilter<Element, Query> {
       .init(token: queryToken, options: [.initial, .new], callback: queryCallback),
       replacing: false, initial: queryCallback)
     let upstream = ObservationToken(source: source.changes)
+    // Where the registration starts: the array's elements, and no change set they include.
+    let start = RegistrationStart(array: source)
     let callback: (ArrayChangeSet<Element>, ObservableOptions) -> Void = {
       [weak filter] change, option in
-      guard let filter else { return }
+      guard let filter, let change = start.filter(change, option) else { return }
       if option == .initial { filter.seedChange = change } else { filter.receive(.source(change)) }
     }
     source.changes.register(

@@ -20,6 +20,22 @@ struct QueryFilterTests {
     #expect(log.replica == ["cherry"])
   }
 
+  @Test func aFilterMadeAfterEditsStartsFromTheCurrentElementsAndSkipsNoLaterChange() {
+    let words = ObservableArray(["apple"])
+    // Observed and edited first: once delivered, the array lets the kept change set's elements
+    // go, and a registration made later starts from the array itself.
+    let earlier = words.observe { _ in }
+    words.append("avocado")
+    words[0] = "banana"
+    let query = Observable("a")
+    let results = words.filter(by: query) { word, prefix in word.hasPrefix(prefix) }
+    let log = ChangeLog(results)
+    words.append("apricot")
+    #expect(log.descriptions == ["reset +[0]", "+[1]"])
+    #expect(log.replica == ["avocado", "apricot"])
+    withExtendedLifetime(earlier) {}
+  }
+
   @Test func aQueryThatChangesNothingDeliversNothing() {
     let words = ObservableArray(["apple", "avocado"])
     let query = Observable("a")
