@@ -35,11 +35,15 @@ package struct Lock: @unchecked Sendable {
       primitive.initialize(to: os_unfair_lock())
     #else
       #if canImport(Glibc)
-        // A copy of a mutex initialized once and never locked: what glibc's static initializer
-        // `PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP`, which Swift cannot import, writes. Every
-        // observable makes a lock, so a model with many observable properties pays for no
-        // attribute object and no initializing call.
-        primitive.initialize(to: Self.adaptiveTemplate)
+        // What glibc's static initializer `PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP` (which Swift
+        // cannot import) writes: a zeroed mutex of the adaptive kind. It spins briefly before
+        // sleeping, since the critical sections here are a few dozen instructions, far shorter
+        // than a futex sleep and wake-up, which a plain mutex pays on every contended
+        // acquisition. Every observable makes a lock, so a model with many observable
+        // properties pays for no attribute object and no initializing call.
+        var adaptive = pthread_mutex_t()
+        adaptive.__data.__kind = Int32(PTHREAD_MUTEX_ADAPTIVE_NP)
+        primitive.initialize(to: adaptive)
       #else
         primitive.initialize(to: pthread_mutex_t())
         let status = pthread_mutex_init(primitive, nil)
@@ -47,23 +51,6 @@ package struct Lock: @unchecked Sendable {
       #endif
     #endif
   }
-
-  #if canImport(Glibc)
-    /// An adaptive mutex, initialized and never locked: it spins briefly before sleeping, since
-    /// the critical sections here are a few dozen instructions, far shorter than a futex sleep
-    /// and wake-up, which a plain mutex pays on every contended acquisition (most of a Driver's
-    /// cost when a background producer feeds it).
-    private static let adaptiveTemplate: pthread_mutex_t = {
-      var attributes = pthread_mutexattr_t()
-      pthread_mutexattr_init(&attributes)
-      pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
-      var mutex = pthread_mutex_t()
-      let status = pthread_mutex_init(&mutex, &attributes)
-      pthread_mutexattr_destroy(&attributes)
-      precondition(status == 0, "pthread_mutex_init failed with \(status)")
-      return mutex
-    }()
-  #endif
 
   package func deallocate() {
     #if !canImport(Darwin)
