@@ -21,11 +21,11 @@ extension ReadOnlyObservable {
   /// deallocated; the returned ``PropertyBinding`` can end it earlier, and discarding it does
   /// not. `removeObserver(target)` on this observable ends it too.
   ///
-  /// The binding never keeps an ``Observable`` alive. It does keep a *derived* observable
-  /// (``map(_:)``, ``combineLatest(_:)``, …) alive, with its sources, while the binding lasts: a
-  /// chain built inline in the call, as above, keeps delivering until the target dies, and is
-  /// released when the derived observable next publishes after that (for a `map`, at the
-  /// source's next change).
+  /// The binding never keeps an ``Observable`` alive. Like every registration, it does keep a
+  /// *derived* observable (``map(_:)``, ``combineLatest(_:)``, …) alive, with its sources, while
+  /// the binding lasts: a chain built inline in the call, as above, keeps delivering until the
+  /// target dies, and is released when the derived observable next publishes after that (for a
+  /// `map`, at the source's next change).
   ///
   /// ## Rebinding replaces
   ///
@@ -130,11 +130,7 @@ extension ReadOnlyObservable {
     BindingRegistry.shared.install(binding, target: target)?.unbind()
     // One registration, owned weakly by the target and removable through the binding. Its
     // closure keeps the binding (the handle's identity must not be reused while the entry
-    // exists) and a derived source (which has no owner but its users) alive; a root
-    // `Observable` is owned by its model and is not kept. The cycle through a derived source's
-    // own list ends when the entry does.
-    // Held as `AnyObject?`: a generic optional would cost a metadata look-up on every write.
-    let chain: AnyObject? = self is Observable<Value> ? nil : self
+    // exists) and, like every registration, a derived source alive (`keepingAlive`).
     let callback: Callback
     if case .delivering = isolation {
       callback = { [unowned(unsafe) target] value, _ in
@@ -142,7 +138,6 @@ extension ReadOnlyObservable {
         // owner once), so the unowned(unsafe) capture is never dangling here.
         apply(target, value)
         withExtendedLifetime(binding) {}
-        withExtendedLifetime(chain) {}
       }
     } else {
       // The write may wait for the target's actor, after the delivery loop let go of it.
@@ -150,7 +145,6 @@ extension ReadOnlyObservable {
         guard let target else { return }
         apply(target, value)
         withExtendedLifetime(binding) {}
-        withExtendedLifetime(chain) {}
       }
     }
     register(
@@ -159,7 +153,7 @@ extension ReadOnlyObservable {
         handle: binding,
         options: [.initial, .new],
         callback: isolation.confine(
-          callback, owner: target, key: .handle(binding, ownedBy: target), on: self)
+          keepingAlive(callback), owner: target, key: .handle(binding, ownedBy: target), on: self)
       ),
       replacing: false,
       initial: callback

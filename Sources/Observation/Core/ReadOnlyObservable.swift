@@ -118,6 +118,11 @@ public class ReadOnlyObservable<Value> {
     storage = initialValue
   }
 
+  /// What a registration on this observable keeps alive for as long as the registration lasts:
+  /// nothing here, since a model owns its observables; a derived observable, which nobody owns
+  /// but its users, returns itself (see ``keepingAlive(_:)``).
+  var keptAliveByRegistrations: AnyObject? { nil }
+
   deinit {
     // Nothing else can reach the observable now, so releasing the closures here runs no user
     // code under the lock.
@@ -175,7 +180,7 @@ public class ReadOnlyObservable<Value> {
         owner: observer,
         options: options,
         callback: CallbackIsolation(isolation).confine(
-          closure, owner: observer, key: .replaceable(ownedBy: observer), on: self)
+          keepingAlive(closure), owner: observer, key: .replaceable(ownedBy: observer), on: self)
       ),
       replacing: removeIfExists,
       initial: options.contains(.initial) ? closure : nil
