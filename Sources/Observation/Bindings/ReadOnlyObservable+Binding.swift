@@ -29,9 +29,9 @@ extension ReadOnlyObservable {
   ///
   /// ## Rebinding replaces
   ///
-  /// Binding a (target, key path) pair that already has a binding from this library ends the
-  /// earlier binding first, whatever its source. A reused cell that shows another model simply
-  /// binds again; the old model's later changes never reach it, and no bag is needed.
+  /// Binding a (target, key path) pair that already has a one-way binding from this library
+  /// ends the earlier binding first, whatever its source. A reused cell that shows another model
+  /// simply binds again; the old model's later changes never reach it, and no bag is needed.
   ///
   /// > Important: The property is written synchronously, on the thread that delivers the
   /// > change (the thread that set the source, or the one already delivering it), in the order
@@ -97,8 +97,10 @@ extension ReadOnlyObservable {
   /// This is a key-path binding of `other`'s ``Observable/value``, with the same lifetime: the
   /// target observable owns it and is held weakly, the binding ends when `other` is
   /// deallocated, when the returned handle is unbound, when `removeObserver(other)` is called
-  /// on this observable, or when `other` is bound again from any source (the new binding
-  /// replaces it). It never keeps this observable alive unless it is a derived one.
+  /// on this observable, or when `other` is bound again one way from any source (the new
+  /// binding replaces it). A two-way binding of `other` is a binding of another kind: this one
+  /// feeds it and does not end it, nor does it end this one. It never keeps this observable
+  /// alive unless it is a derived one.
   ///
   /// Every change of this observable sets `other`, and `other`'s observers run synchronously on
   /// the delivering thread. Binding two observables to each other this way would set them back
@@ -124,7 +126,7 @@ extension ReadOnlyObservable {
   ) -> PropertyBinding {
     let binding = PropertyBinding(
       source: self,
-      key: BindingKey(target: ObjectIdentifier(target), keyPath: keyPath)
+      key: BindingKey(target: ObjectIdentifier(target), keyPath: keyPath, kind: .oneWay)
     )
     // Rebinding replaces: end the pair's earlier binding, on whichever source it lives.
     BindingRegistry.shared.install(binding, target: target)?.unbind()
