@@ -147,24 +147,26 @@ struct CombineLatestManyTests {
 
   // MARK: - Threads
 
-  @Test func combinedValuesNeverGoBackWhenSourcesChangeOnDifferentThreads() {
-    let sources = (0..<3).map { _ in Observable(0) }
-    let variadic = combineLatest(sources[0], sources[1], sources[2])
-    let array = combineLatest(sources)
-    let variadicLog = RecordingLog<[Int]>()
-    let arrayLog = RecordingLog<[Int]>()
-    let tokens = [
-      variadic.observe { value, _ in variadicLog.append([value.0, value.1, value.2]) },
-      array.observe { values, _ in arrayLog.append(values) },
-    ]
-    runConcurrently(3) { index in
-      for _ in 0..<200 { sources[index].update { $0 += 1 } }
+  @Test func combinedValuesNeverGoBackWhenSourcesChangeOnDifferentThreads() async {
+    await onItsOwnThread {
+      let sources = (0..<3).map { _ in Observable(0) }
+      let variadic = combineLatest(sources[0], sources[1], sources[2])
+      let array = combineLatest(sources)
+      let variadicLog = RecordingLog<[Int]>()
+      let arrayLog = RecordingLog<[Int]>()
+      let tokens = [
+        variadic.observe { value, _ in variadicLog.append([value.0, value.1, value.2]) },
+        array.observe { values, _ in arrayLog.append(values) },
+      ]
+      runConcurrently(3) { index in
+        for _ in 0..<200 { sources[index].update { $0 += 1 } }
+      }
+      for events in [variadicLog.events, arrayLog.events] {
+        #expect(events.count == 600)
+        #expect(zip(events, events.dropFirst()).allSatisfy { zip($0, $1).allSatisfy { $0 <= $1 } })
+        #expect(events.last == [200, 200, 200])
+      }
+      withExtendedLifetime(tokens) {}
     }
-    for events in [variadicLog.events, arrayLog.events] {
-      #expect(events.count == 600)
-      #expect(zip(events, events.dropFirst()).allSatisfy { zip($0, $1).allSatisfy { $0 <= $1 } })
-      #expect(events.last == [200, 200, 200])
-    }
-    withExtendedLifetime(tokens) {}
   }
 }

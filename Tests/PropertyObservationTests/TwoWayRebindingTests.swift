@@ -138,25 +138,27 @@ struct TwoWayRebindingTests {
     withExtendedLifetime((current, breaker)) {}
   }
 
-  @Test func rebindingOneFieldFromTwoThreadsAtOnceLeavesExactlyOneBinding() {
-    let field = Observable(-1)
-    let models = [Observable(0), Observable(1)]
-    let kept = RecordingLog<ObservationToken>()
-    runConcurrently(2) { index in
-      var token = models[index].bindBidirectionally(to: field)
-      for _ in 0..<300 {
-        // Each bind ends whichever binding the field had, this thread's or the other's,
-        // possibly before that binding has made its registrations.
-        token = models[index].bindBidirectionally(to: field)
+  @Test func rebindingOneFieldFromTwoThreadsAtOnceLeavesExactlyOneBinding() async {
+    await onItsOwnThread {
+      let field = Observable(-1)
+      let models = [Observable(0), Observable(1)]
+      let kept = RecordingLog<ObservationToken>()
+      runConcurrently(2) { index in
+        var token = models[index].bindBidirectionally(to: field)
+        for _ in 0..<300 {
+          // Each bind ends whichever binding the field had, this thread's or the other's,
+          // possibly before that binding has made its registrations.
+          token = models[index].bindBidirectionally(to: field)
+        }
+        kept.append(token)
       }
-      kept.append(token)
+      // Both threads still hold a token, but only the binding installed last is alive.
+      #expect(field.observerCount == 1)
+      #expect(models[0].observerCount + models[1].observerCount == 1)
+      field.value = 42
+      #expect(models.map(\.value).filter { $0 == 42 }.count == 1)
+      withExtendedLifetime(kept) {}
     }
-    // Both threads still hold a token, but only the binding installed last is alive.
-    #expect(field.observerCount == 1)
-    #expect(models[0].observerCount + models[1].observerCount == 1)
-    field.value = 42
-    #expect(models.map(\.value).filter { $0 == 42 }.count == 1)
-    withExtendedLifetime(kept) {}
   }
 
   @Test func oneModelBoundToTwoFieldsKeepsBothBindings() {
