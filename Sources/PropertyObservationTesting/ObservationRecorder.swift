@@ -272,17 +272,8 @@ public final class ObservationRecorder {
     timeout: DispatchTimeInterval = .seconds(10)
   ) async -> Bool {
     let wait = AsyncWait()
-    guard let id = addWaiter(count: count, action: { wait.resolve(true) }) else { return true }
-    if timeout != .never {
-      DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { wait.resolve(false) }
-    }
-    let reached = await withTaskCancellationHandler {
-      await wait.result()
-    } onCancel: {
-      wait.resolve(false)
-    }
-    removeWaiter(id: id)
-    return reached
+    let id = addWaiter(count: count, action: { wait.resolve(true) })
+    return await outcome(of: wait, waiter: id, timeout: timeout)
   }
 
   /// Suspends until the recorded events satisfy `condition`, until `timeout` has passed, or
@@ -319,9 +310,16 @@ public final class ObservationRecorder {
     where condition: @escaping @Sendable ([Event]) -> Bool
   ) async -> Bool {
     let wait = AsyncWait()
-    guard let id = addWaiter(until: condition, action: { wait.resolve(true) }) else {
-      return true
-    }
+    let id = addWaiter(until: condition, action: { wait.resolve(true) })
+    return await outcome(of: wait, waiter: id, timeout: timeout)
+  }
+
+  /// Awaits `wait`, which the waiter `id` resolves with `true` (`nil`: already satisfied), the
+  /// timeout or the task's cancellation with `false`, then forgets the waiter.
+  private func outcome(
+    of wait: AsyncWait, waiter id: Int?, timeout: DispatchTimeInterval
+  ) async -> Bool {
+    guard let id else { return true }
     if timeout != .never {
       DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { wait.resolve(false) }
     }
