@@ -56,6 +56,8 @@ private final class Latch: @unchecked Sendable {
       #expect(await second.waitForCount(2))
       let late = RecordingLog<String>()
       let lateToken = driver.drive { late.append($0) }
+      // The replay may wait for the turn that delivered the response to end, on its thread.
+      #expect(await late.waitForCount(1))
       #expect(runs.events == ["request"])
       #expect(first.events == ["loading", "response"])
       #expect(second.events == ["loading", "response"])

@@ -8,11 +8,14 @@ import Foundation
 /// never ended, neither did the run. Waiting here fails the test instead.
 package final class BackgroundRun: Sendable {
   private let finished = DispatchSemaphore(value: 0)
+  /// Wakes the `async` waits when the work has returned.
+  private let returned = Signal()
 
   fileprivate init(on queue: DispatchQueue?, _ body: @escaping @Sendable () -> Void) {
-    let run: @Sendable () -> Void = { [finished] in
+    let run: @Sendable () -> Void = { [finished, returned] in
       body()
       finished.signal()
+      returned.signal()
     }
     if let queue { queue.async(execute: run) } else { startThread(run) }
   }
@@ -59,12 +62,17 @@ extension BackgroundRun {
     line: UInt = #line,
     column: UInt = #column
   ) async -> Bool {
-    if await poll(for: timeout, until: { finished.wait(timeout: .now()) == .success }) {
+    let isFinished = await returned.wait(for: timeout) {
+      guard finished.wait(timeout: .now()) == .success else { return false }
       finished.signal()  // put back, so that a later wait sees the work finished too
       return true
     }
-    return waitUntilFinished(
-      what, timeout: 0, fileID: fileID, filePath: filePath, line: line, column: column)
+    if !isFinished {
+      recordFailure(
+        "\(what) did not finish within \(timeout) s", fileID: fileID, filePath: filePath,
+        line: line, column: column)
+    }
+    return isFinished
   }
 }
 
