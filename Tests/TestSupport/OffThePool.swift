@@ -19,7 +19,9 @@ package func offThePool<Result: Sendable>(_ work: @escaping @Sendable () -> Resu
 /// Linux the global dispatch queues share those threads, so a test blocked there keeps awaited
 /// deliveries, the library's delivery queue and the other tests from running; on a busy machine
 /// they then miss their deadlines. The task inherits the test's task-local values, so `#expect`
-/// and `Issue.record` in `body` report to the running test as usual.
+/// and `Issue.record` in `body` report to the running test as usual. At most one body per core
+/// runs at a time (see `ownThreads`); the others wait for their turn without holding a thread,
+/// and their deadlines start once they run.
 ///
 /// Where task executors are not available (before macOS 15 and its peers), `body` runs inline.
 package func onItsOwnThread<Result: Sendable>(
@@ -28,6 +30,8 @@ package func onItsOwnThread<Result: Sendable>(
   guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
     return await body()
   }
+  await ownThreads.acquire()
+  defer { ownThreads.release() }
   let executor = DedicatedThreadExecutor()
   defer { executor.shutDown() }
   return await Task(executorPreference: executor, operation: body).value
@@ -40,9 +44,57 @@ package func onItsOwnThread<Result: Sendable>(
   guard #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *) else {
     return try await body()
   }
+  await ownThreads.acquire()
+  defer { ownThreads.release() }
   let executor = DedicatedThreadExecutor()
   defer { executor.shutDown() }
   return try await Task(executorPreference: executor, operation: body).value
+}
+
+/// How many ``onItsOwnThread(_:)`` bodies run at once: one per core, as many as the pool they
+/// leave would have run. Without the limit, every such test of the suite would start at once, and
+/// tens of threads, each stressing the library with several of its own, would share the cores:
+/// each would crawl, and the tests that widen a race window with `sched_yield` (whose cost grows
+/// with the number of runnable threads) would miss their deadlines.
+private let ownThreads = AsyncLimiter(ProcessInfo.processInfo.activeProcessorCount)
+
+/// Lets at most `limit` tasks hold a slot at once; the others wait for one without holding a
+/// thread, in the order they asked.
+private final class AsyncLimiter: @unchecked Sendable {
+  private let lock = NSLock()
+  // Guarded by `lock`.
+  private var available: Int
+  private var waiting: [CheckedContinuation<Void, Never>] = []
+
+  init(_ limit: Int) {
+    available = max(1, limit)
+  }
+
+  func acquire() async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      lock.lock()
+      if available > 0 {
+        available -= 1
+        lock.unlock()
+        continuation.resume()
+      } else {
+        waiting.append(continuation)
+        lock.unlock()
+      }
+    }
+  }
+
+  func release() {
+    lock.lock()
+    if waiting.isEmpty {
+      available += 1
+      lock.unlock()
+    } else {
+      let next = waiting.removeFirst()
+      lock.unlock()
+      next.resume()  // the slot passes to it
+    }
+  }
 }
 
 /// A task executor that runs its jobs on one thread of its own, started with it, until it is
