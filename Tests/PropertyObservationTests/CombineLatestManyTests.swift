@@ -169,4 +169,25 @@ struct CombineLatestManyTests {
       withExtendedLifetime(tokens) {}
     }
   }
+
+  @Test func threadsThatComeAndGoKeepTheirPropagationsApart() async {
+    // Each round of three new threads: a thread's context is released when it exits, and the
+    // next thread's may be made at its address while the pipeline still knows the old one's
+    // propagations. 11 of 300 rounds published 400 values instead of 600 when two contexts'
+    // propagation serials could be equal.
+    await onItsOwnThread {
+      var counts: [Int] = []
+      for _ in 0..<150 {
+        let sources = (0..<3).map { _ in Observable(0) }
+        let log = RecordingLog<[Int]>()
+        let token = combineLatest(sources).observe { values, _ in log.append(values) }
+        runConcurrently(3) { index in
+          for _ in 0..<200 { sources[index].update { $0 += 1 } }
+        }
+        counts.append(log.events.count)
+        withExtendedLifetime(token) {}
+      }
+      #expect(counts == Array(repeating: 600, count: 150))
+    }
+  }
 }
