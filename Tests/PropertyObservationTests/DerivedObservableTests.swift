@@ -391,7 +391,7 @@ struct DerivedObservableTests {
             let seen = RecordingLog<Int>()
             let token = doubled.observe(options: [.initial, .new]) { value, _ in seen.append(value)
             }
-            for _ in 0..<20 where seen.events.count < 3 { sched_yield() }
+            spin(microseconds: 50) { seen.events.count >= 3 }
             token.cancel()
             joined.append(seen)
           }

@@ -357,13 +357,14 @@ struct EngineCatchUpOverlapTests {
 
   @Test func gatedRegistrationsAreCaughtUpBetweenRoundsNeverDuringOne() async {
     // With the other tests that stress the library from threads of their own, one per core at
-    // a time: its callbacks widen the race window with `sched_yield`, which crawls when tens of
-    // threads are runnable.
+    // a time. Its callbacks widen the race window by spinning for a fixed time, not with
+    // `sched_yield`, whose cost grows with the number of runnable threads: 50 yields per call
+    // took minutes on a busy machine.
     await onItsOwnThread {
       let source = Observable(0)
       let detector = OverlapDetector()
       let first = source.observe(isolation: nil) { @Sendable _, _ in
-        detector.call { for _ in 0..<50 { sched_yield() } }
+        detector.call { spin(microseconds: 20) }
       }
       let registered = RecordingLog<Bool>()
       // Queues of their own: each always gets a thread, so the four bodies really overlap.
@@ -373,7 +374,7 @@ struct EngineCatchUpOverlapTests {
             let token = source.observe(options: [.initial, .old, .new], isolation: nil) {
               @Sendable _, option in
               guard option != .initial else { return }
-              detector.call { sched_yield() }
+              detector.call { spin(microseconds: 1) }
             }
             registered.append(true)
             sched_yield()

@@ -144,3 +144,12 @@ package func runConcurrently(
     "\(count) concurrent bodies did not finish within \(timeout) s", fileID: fileID,
     filePath: filePath, line: line, column: column)
 }
+
+/// Stays busy for `microseconds` of wall time, or until `isDone` returns `true`: a window of fixed
+/// length for other threads to overlap. Use it instead of `sched_yield`, whose cost grows with the
+/// number of runnable threads (a yield can hand the core to another thread for its whole time
+/// slice), so that tens of yields per call take minutes on a busy machine.
+package func spin(microseconds: UInt64, until isDone: () -> Bool = { false }) {
+  let end = DispatchTime.now().uptimeNanoseconds + microseconds * 1_000
+  while DispatchTime.now().uptimeNanoseconds < end && !isDone() {}
+}
