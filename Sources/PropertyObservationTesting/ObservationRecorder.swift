@@ -44,7 +44,8 @@ public import PropertyObservation
 /// The recorder is thread-safe. Each event is appended under its lock as the callback runs, on
 /// the delivering thread, so ``events`` holds the deliveries in the order they happened across
 /// all sources and threads. To wait for deliveries made on other threads or queues, use
-/// `waitForEvents(count:timeout:)` (a blocking and an `async` variant) or
+/// `waitForEvents(count:timeout:)` (a blocking and an `async` variant),
+/// ``waitForEvents(timeout:where:)`` for a state rather than a number of events, or
 /// ``onEventCount(_:perform:)``, never a sleep.
 ///
 /// ## Lifetimes
@@ -65,10 +66,12 @@ public final class ObservationRecorder {
   private var waiters: [Waiter] = []
   private var nextWaiterID = 0
 
-  /// A wait for the log to reach `count` events; `action` runs once, outside the lock.
+  /// A wait for the log to reach `count` events, or, when `condition` is set, for the log to
+  /// satisfy it; `action` runs once, outside the lock.
   private struct Waiter {
     let id: Int
     let count: Int
+    let condition: (@Sendable ([Event]) -> Bool)?
     let action: @Sendable () -> Void
   }
 
@@ -167,15 +170,32 @@ public final class ObservationRecorder {
   ///
   /// - Parameter event: The event to record.
   public func append(_ event: Event) {
-    let ready: [Waiter] = lock.withLock {
+    let (ready, log): ([Waiter], [Event]?) = lock.withLock {
       recorded.append(event)
-      guard !waiters.isEmpty else { return [] }
+      guard !waiters.isEmpty else { return ([], nil) }
       let count = recorded.count
-      let ready = waiters.filter { $0.count <= count }
-      if !ready.isEmpty { waiters.removeAll { $0.count <= count } }
-      return ready
+      let ready = waiters.filter { $0.condition == nil && $0.count <= count }
+      if !ready.isEmpty { waiters.removeAll { $0.condition == nil && $0.count <= count } }
+      // Conditions are the test's code: they see a copy of the log, outside the lock.
+      let hasConditions = waiters.contains { $0.condition != nil }
+      return (ready, hasConditions ? recorded : nil)
     }
     for waiter in ready { waiter.action() }
+    if let log { resolveConditions(on: log) }
+  }
+
+  /// Runs the action of each condition waiter that `log` satisfies, once: a waiter is claimed
+  /// under the lock, so a concurrent append that also finds it satisfied does not run it again.
+  private func resolveConditions(on log: [Event]) {
+    let waiting = lock.withLock { waiters.filter { $0.condition != nil } }
+    for waiter in waiting where waiter.condition?(log) == true {
+      let isClaimed = lock.withLock {
+        guard let index = waiters.firstIndex(where: { $0.id == waiter.id }) else { return false }
+        waiters.remove(at: index)
+        return true
+      }
+      if isClaimed { waiter.action() }
+    }
   }
 
   /// Empties the log; recording continues.
@@ -252,7 +272,54 @@ public final class ObservationRecorder {
     timeout: DispatchTimeInterval = .seconds(10)
   ) async -> Bool {
     let wait = AsyncWait()
-    guard let id = addWaiter(count: count, action: { wait.resolve(true) }) else { return true }
+    let id = addWaiter(count: count, action: { wait.resolve(true) })
+    return await outcome(of: wait, waiter: id, timeout: timeout)
+  }
+
+  /// Suspends until the recorded events satisfy `condition`, until `timeout` has passed, or
+  /// until the task is cancelled: the form for a state rather than a number of events, when
+  /// events you do not care about may arrive in between.
+  ///
+  /// ```swift
+  /// @Test func theSearchFinishesLoading() async {
+  ///   let isLoading = Observable(false)
+  ///   let recorder = ObservationRecorder()
+  ///   recorder.record(isLoading, as: "loading")
+  ///   DispatchQueue.global().async {  // a search that may load several times
+  ///     isLoading.value = true
+  ///     isLoading.value = false
+  ///   }
+  ///   #expect(await recorder.waitForEvents { $0.last == .new("loading", false) })
+  /// }
+  /// ```
+  ///
+  /// `condition` receives the whole log, oldest event first. It runs at once, then after each
+  /// new event, on the thread that recorded it and outside the recorder's lock; keep it quick
+  /// and free of side effects. It may run again for events recorded at the same moment on other
+  /// threads, but the wait ends once. The calling thread is not blocked, so the events may be
+  /// delivered on the caller's own actor while it waits.
+  ///
+  /// - Parameters:
+  ///   - timeout: How long to wait at most; ten seconds by default.
+  ///   - condition: Whether the recorded events are the state to wait for.
+  /// - Returns: `true` once `condition` holds, `false` if the wait timed out or the task was
+  ///   cancelled first.
+  @discardableResult
+  public func waitForEvents(
+    timeout: DispatchTimeInterval = .seconds(10),
+    where condition: @escaping @Sendable ([Event]) -> Bool
+  ) async -> Bool {
+    let wait = AsyncWait()
+    let id = addWaiter(until: condition, action: { wait.resolve(true) })
+    return await outcome(of: wait, waiter: id, timeout: timeout)
+  }
+
+  /// Awaits `wait`, which the waiter `id` resolves with `true` (`nil`: already satisfied), the
+  /// timeout or the task's cancellation with `false`, then forgets the waiter.
+  private func outcome(
+    of wait: AsyncWait, waiter id: Int?, timeout: DispatchTimeInterval
+  ) async -> Bool {
+    guard let id else { return true }
     if timeout != .never {
       DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { wait.resolve(false) }
     }
@@ -289,9 +356,33 @@ public final class ObservationRecorder {
     lock.withLock {
       guard recorded.count < count else { return nil }
       nextWaiterID += 1
-      waiters.append(Waiter(id: nextWaiterID, count: count, action: action))
+      waiters.append(Waiter(id: nextWaiterID, count: count, condition: nil, action: action))
       return nextWaiterID
     }
+  }
+
+  /// Registers a waiter for `condition`, or returns `nil` if the log already satisfies it.
+  ///
+  /// The waiter is registered before the condition is first checked, so an event appended in
+  /// between is checked by its own append: none is missed.
+  private func addWaiter(
+    until condition: @escaping @Sendable ([Event]) -> Bool,
+    action: @escaping @Sendable () -> Void
+  ) -> Int? {
+    let (id, log) = lock.withLock {
+      nextWaiterID += 1
+      waiters.append(
+        Waiter(id: nextWaiterID, count: .max, condition: condition, action: action))
+      return (nextWaiterID, recorded)
+    }
+    guard condition(log) else { return id }
+    let isClaimed = lock.withLock {
+      guard let index = waiters.firstIndex(where: { $0.id == id }) else { return false }
+      waiters.remove(at: index)
+      return true
+    }
+    // Claimed by an append meanwhile, the action has run (or is running): wait for nothing.
+    return isClaimed ? nil : id
   }
 
   private func removeWaiter(id: Int) {

@@ -43,6 +43,50 @@ struct CatchingLeaksAndWaitingArticleTests {
     #expect(account.name.observerCount == 0)
   }
 
+  final class Store: Sendable {
+    let todos = ObservableArray(["milk"])
+    let name = Observable("Madeline")
+  }
+
+  /// A screen that observes derived values of the store: a derived array, a derived value and a
+  /// driver, each registered with the screen as the owner.
+  @MainActor final class TodoListViewController {
+    var titles: [String] = []
+    var heading = ""
+    var greeting = ""
+
+    func attach(_ store: Store) {
+      store.todos.map { $0.uppercased() }.addObserver(self, options: [.initial, .new]) {
+        [weak self] change in self?.titles = Array(change.elements)
+      }
+      store.name.map { "\($0)'s list" }.observe(with: self, options: [.initial, .new]) {
+        controller, heading in controller.heading = heading
+      }
+      store.name.map { "Hello, \($0)" }.asDriver().drive(with: self) { controller, greeting in
+        controller.greeting = greeting
+      }
+    }
+  }
+
+  @Test func aScreenOfDerivedValuesLeavesNoRegistrationOnceTheStoreHasChanged() {
+    let store = Store()
+    expectDeallocation {
+      let controller = TodoListViewController()
+      controller.attach(store)
+      store.todos.append("eggs")
+      store.name.value = "Amelia"
+      #expect((controller.titles, controller.heading) == (["MILK", "EGGS"], "Amelia's list"))
+      return controller
+    }
+    // The derived values the screen observed are still registered on the store: nothing tells
+    // them at once that their owner is gone.
+    #expect((store.todos.observerCount, store.name.observerCount) == (1, 2))
+    // The store's next changes do: each chain finds its owner gone and lets go.
+    store.todos.append("bread")
+    store.name.value = "Ada"
+    #expect((store.todos.observerCount, store.name.observerCount) == (0, 0))
+  }
+
   @Test func aNameLoadedInTheBackgroundReachesTheScreen() async {
     let name = Observable("")
     let controller = ProfileViewController()

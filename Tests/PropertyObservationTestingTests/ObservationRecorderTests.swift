@@ -219,6 +219,56 @@ struct ObservationRecorderTests {
     #expect(await waiting.value == false)
   }
 
+  @Test func waitForEventsWhereResumesOnceTheConditionHoldsPastEventsItIgnores() async {
+    let isLoading = Observable(false)
+    let recorder = ObservationRecorder()
+    recorder.record(isLoading, as: "loading")
+    DispatchQueue.global().async {
+      for value in [true, false, true, false] { isLoading.value = value }
+    }
+    // The second load is the one awaited: a count would have to know how many events precede it.
+    #expect(
+      await recorder.waitForEvents { events in
+        events.filter { $0 == .new("loading", false) }.count == 2
+      })
+    #expect(
+      recorder.events == [
+        .initial("loading", false), .new("loading", true), .new("loading", false),
+        .new("loading", true), .new("loading", false),
+      ])
+  }
+
+  @Test func waitForEventsWhereReturnsAtOnceWhenTheConditionAlreadyHolds() async {
+    let recorder = ObservationRecorder()
+    recorder.append(.new("step", 1))
+    #expect(await recorder.waitForEvents(timeout: .never) { $0 == [.new("step", 1)] })
+  }
+
+  @Test func waitForEventsWhereTimesOutWhenTheConditionNeverHolds() async {
+    let counter = Observable(0)
+    let recorder = ObservationRecorder()
+    recorder.record(counter, as: "counter")
+    counter.value = 1
+    #expect(
+      await !recorder.waitForEvents(timeout: .milliseconds(20)) {
+        $0.contains(.new("counter", 2))
+      })
+    #expect(recorder.events == [.initial("counter", 0), .new("counter", 1)])
+  }
+
+  @Test func waitForEventsWhereEndsOnceWhenThreadsRecordAtTheSameMoment() async {
+    let recorder = ObservationRecorder()
+    let threads = 4
+    let perThread = 50
+    for thread in 0..<threads {
+      DispatchQueue.global().async {
+        for step in 0..<perThread { recorder.append(.new("thread \(thread)", step)) }
+      }
+    }
+    #expect(await recorder.waitForEvents { $0.count >= threads * perThread })
+    #expect(recorder.events.count == threads * perThread)
+  }
+
   @Test func onEventCountRunsOnceWhenTheCountIsReached() {
     let counter = Observable(0)
     let recorder = ObservationRecorder()

@@ -70,44 +70,47 @@ struct AsyncValuesTests {
 
   @Test(arguments: [false, true])
   func valuesSetFromAnotherThreadInLockstepArriveInOrder(newestOnly: Bool) async {
-    // Ping-pong: the producer sets the next value only after the consumer has taken the previous
-    // one, so most sets find the consumer suspended in `next()`. Both policies then see every
-    // value, because none is ever waiting when the next arrives.
-    let counter = Observable(0)
-    let sequence = newestOnly ? counter.values(bufferingPolicy: .newest) : counter.values
-    let taken = Gate("the consumer's turn")
-    let last = 300
-    // A serial queue of its own always gets a thread, even while other tests hold the pool's.
-    let producer = runInBackground(on: DispatchQueue(label: "producer")) {
-      for value in 1...last {
-        taken.block()
-        counter.value = value
+    await onItsOwnThread {
+      // Ping-pong: the producer sets the next value only after the consumer has taken the previous
+      // one, so most sets find the consumer suspended in `next()`. Both policies then see every
+      // value, because none is ever waiting when the next arrives.
+      let counter = Observable(0)
+      let sequence = newestOnly ? counter.values(bufferingPolicy: .newest) : counter.values
+      let taken = Gate("the consumer's turn")
+      let last = 300
+      let producer = runInBackground {
+        for value in 1...last {
+          taken.block()
+          counter.value = value
+        }
       }
+      var seen: [Int] = []
+      for await value in sequence {
+        seen.append(value)
+        if value == last { break }
+        taken.open()
+      }
+      await producer.finished("the producer")
+      #expect(seen == Array(0...last))
+      #expect(counter.observerCount == 0)
     }
-    var seen: [Int] = []
-    for await value in sequence {
-      seen.append(value)
-      if value == last { break }
-      taken.open()
-    }
-    producer.waitUntilFinished("the producer")
-    #expect(seen == Array(0...last))
-    #expect(counter.observerCount == 0)
   }
 
   @Test func unboundedBufferingKeepsEveryValueFromAFastProducer() async {
-    let counter = Observable(0)
-    let last = 2_000
-    var iterator = counter.values.makeAsyncIterator()
-    let producer = runInBackground {
-      for value in 1...last { counter.value = value }
+    await onItsOwnThread {
+      let counter = Observable(0)
+      let last = 2_000
+      var iterator = counter.values.makeAsyncIterator()
+      let producer = runInBackground {
+        for value in 1...last { counter.value = value }
+      }
+      var seen: [Int] = []
+      while seen.last != last, let value = await iterator.next() {
+        seen.append(value)
+      }
+      await producer.finished("the producer")
+      #expect(seen == Array(0...last))
     }
-    var seen: [Int] = []
-    while seen.last != last, let value = await iterator.next() {
-      seen.append(value)
-    }
-    producer.waitUntilFinished("the producer")
-    #expect(seen == Array(0...last))
   }
 
   @Test func newestBufferingSkipsToTheLatestValue() async {
@@ -122,23 +125,25 @@ struct AsyncValuesTests {
   }
 
   @Test func newestBufferingNeverGoesBackwardsUnderAFastProducer() async {
-    let counter = Observable(0)
-    let last = 2_000
-    var iterator = counter.values(bufferingPolicy: .newest).makeAsyncIterator()
-    let producer = runInBackground {
-      for value in 1...last { counter.value = value }
+    await onItsOwnThread {
+      let counter = Observable(0)
+      let last = 2_000
+      var iterator = counter.values(bufferingPolicy: .newest).makeAsyncIterator()
+      let producer = runInBackground {
+        for value in 1...last { counter.value = value }
+      }
+      var seen: [Int] = []
+      while seen.last != last, let value = await iterator.next() {
+        seen.append(value)
+      }
+      await producer.finished("the producer")
+      // `.newest` keeps only the newest value not yet taken: when the producer runs before the
+      // first `next()`, even the initial 0 is replaced, so the first value seen is any value
+      // set so far, never one that was not set.
+      #expect(seen.first.map { (0...last).contains($0) } == true)
+      #expect(seen.last == last)
+      #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 < $1 })
     }
-    var seen: [Int] = []
-    while seen.last != last, let value = await iterator.next() {
-      seen.append(value)
-    }
-    producer.waitUntilFinished("the producer")
-    // `.newest` keeps only the newest value not yet taken: when the producer runs before the
-    // first `next()`, even the initial 0 is replaced, so the first value seen is any value
-    // set so far, never one that was not set.
-    #expect(seen.first.map { (0...last).contains($0) } == true)
-    #expect(seen.last == last)
-    #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 < $1 })
   }
 
   @Test func eachLoopGetsItsOwnRegistration() async {

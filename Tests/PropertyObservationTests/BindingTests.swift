@@ -330,40 +330,44 @@ struct BindingTests {
 
   // MARK: - Threads
 
-  @Test func keyPathBindingAppliesChangesFromManyThreadsInOrder() {
-    let source = Observable(0)
-    let cell = FakeCell()
-    source.map { "\($0)" }.bind(to: cell, \.progressText)
-    runConcurrently(4) { _ in
-      for _ in 0..<200 { source.update { $0 += 1 } }
+  @Test func keyPathBindingAppliesChangesFromManyThreadsInOrder() async {
+    await onItsOwnThread {
+      let source = Observable(0)
+      let cell = FakeCell()
+      source.map { "\($0)" }.bind(to: cell, \.progressText)
+      runConcurrently(4) { _ in
+        for _ in 0..<200 { source.update { $0 += 1 } }
+      }
+      #expect(cell.log.events == (0...800).map { "progress=\($0)" })
     }
-    #expect(cell.log.events == (0...800).map { "progress=\($0)" })
   }
 
-  @Test func rebindingFromManyThreadsLeavesOnlyTheLastBinding() {
-    // Bindings from different sources write from different threads at once, so the property
-    // itself must be thread-safe; the test is about which binding is left.
-    final class SharedCell: @unchecked Sendable {
-      let log = RecordingLog<Int>()
-      var value: Int {
-        get { log.events.last ?? 0 }
-        set { log.append(newValue) }
+  @Test func rebindingFromManyThreadsLeavesOnlyTheLastBinding() async {
+    await onItsOwnThread {
+      // Bindings from different sources write from different threads at once, so the property
+      // itself must be thread-safe; the test is about which binding is left.
+      final class SharedCell: @unchecked Sendable {
+        let log = RecordingLog<Int>()
+        var value: Int {
+          get { log.events.last ?? 0 }
+          set { log.append(newValue) }
+        }
       }
-    }
-    let cell = SharedCell()
-    let models = (0..<4).map { Observable($0 * 1000) }
-    runConcurrently(4) { index in
-      for step in 1...50 {
-        models[index].bind(to: cell, \.value)
-        models[index].value = index * 1000 + step
+      let cell = SharedCell()
+      let models = (0..<4).map { Observable($0 * 1000) }
+      runConcurrently(4) { index in
+        for step in 1...50 {
+          models[index].bind(to: cell, \.value)
+          models[index].value = index * 1000 + step
+        }
       }
+      let last = Observable(-1)
+      last.bind(to: cell, \.value)
+      let countBefore = cell.log.events.count
+      for model in models { model.value += 1 }
+      last.value = -2
+      #expect(Array(cell.log.events.dropFirst(countBefore)) == [-2])
+      #expect(cell.value == -2)
     }
-    let last = Observable(-1)
-    last.bind(to: cell, \.value)
-    let countBefore = cell.log.events.count
-    for model in models { model.value += 1 }
-    last.value = -2
-    #expect(Array(cell.log.events.dropFirst(countBefore)) == [-2])
-    #expect(cell.value == -2)
   }
 }

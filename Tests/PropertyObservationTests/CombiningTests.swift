@@ -35,7 +35,7 @@ struct CombiningTests {
       log.append((value, ThreadTag()))
       guard value == 1 else { return }
       started.append(
-        runInBackground(on: DispatchQueue(label: "B")) {
+        runInBackground {
           bThread.append(ThreadTag())
           source.value = 2
           seenWhenBReturned.append(log.events.map(\.value))
@@ -43,7 +43,7 @@ struct CombiningTests {
       #expect(waitUntil { source.settersWaitingForAdmission == 1 }, "B did not wait")
       #expect(source.value == 1, "B stored its value while A's round ran")
     }
-    let a = runInBackground(on: DispatchQueue(label: "A")) { source.value = 1 }
+    let a = runInBackground { source.value = 1 }
     #expect(await a.finished("A"))
     #expect(await poll(for: testTimeout) { started.events.count == 1 })
     for run in started.events { #expect(await run.finished("B")) }
@@ -64,7 +64,7 @@ struct CombiningTests {
     let token = source.observe { value, _ in lock.withLock { seen.append(value) } }
     let bReturned = RecordingLog<Int>()
     let aRanOutOfTime = RecordingLog<Bool>()
-    let a = runInBackground(on: DispatchQueue(label: "A")) {
+    let a = runInBackground {
       let deadline = DispatchTime.now() + testTimeout
       var next = 1
       while bReturned.events.isEmpty {
@@ -74,7 +74,7 @@ struct CombiningTests {
       }
     }
     #expect(await poll(for: testTimeout) { lock.withLock { seen.count > 1_000 } })
-    let b = runInBackground(on: DispatchQueue(label: "B")) {
+    let b = runInBackground {
       source.value = -1
       bReturned.append(lock.withLock { seen.count })
     }
@@ -89,87 +89,93 @@ struct CombiningTests {
   }
 
   @Test func pastTheBudgetAChangeNobodyWaitsForGoesToTheDeliveryQueue() async {
-    // During A's round of 1, queue C sets `outer` to 3 and then 4, and `outer`'s callback sets
-    // `inner` on C each time: inside a callback, so C does not wait, and nobody waits for those
-    // changes. Each of `inner`'s callbacks takes 1 ms, more than the 200 µs budget: A delivers 3,
-    // which starts the budget's clock, and the library's delivery queue delivers 4. (Queues, not
-    // threads, are compared: a worker thread can serve several queues in turn.)
-    let inner = Observable(0)
-    let outer = Observable(0)
-    let log = RecordingLog<(value: Int, queue: String?)>()
-    let outerToken = outer.observe { value, _ in inner.value = value }
-    let innerToken = inner.observe { value, _ in
-      log.append((value, DispatchQueue.getSpecific(key: queueName)))
-      if value == 1 {
-        let c = runInBackground(on: .named("C")) {
-          outer.value = 3
-          outer.value = 4
+    await onItsOwnThread {
+      // During A's round of 1, queue C sets `outer` to 3 and then 4, and `outer`'s callback sets
+      // `inner` on C each time: inside a callback, so C does not wait, and nobody waits for those
+      // changes. Each of `inner`'s callbacks takes 1 ms, more than the 200 µs budget: A delivers 3,
+      // which starts the budget's clock, and the library's delivery queue delivers 4. (Queues, not
+      // threads, are compared: a worker thread can serve several queues in turn.)
+      let inner = Observable(0)
+      let outer = Observable(0)
+      let log = RecordingLog<(value: Int, queue: String?)>()
+      let outerToken = outer.observe { value, _ in inner.value = value }
+      let innerToken = inner.observe { value, _ in
+        log.append((value, DispatchQueue.getSpecific(key: queueName)))
+        if value == 1 {
+          let c = runInBackground(on: .named("C")) {
+            outer.value = 3
+            outer.value = 4
+          }
+          #expect(c.waitUntilFinished("C"))
         }
-        #expect(c.waitUntilFinished("C"))
+        usleep(1_000)
       }
-      usleep(1_000)
+      let a = runInBackground(on: .named("A")) { inner.value = 1 }
+      #expect(await a.finished("A"))
+      #expect(await poll(for: testTimeout) { log.events.count == 3 })
+      let events = log.events
+      #expect(events.map(\.value) == [1, 3, 4])
+      #expect(events.map(\.queue) == ["A", "A", nil], "nil stands for the delivery queue")
+      withExtendedLifetime((innerToken, outerToken)) {}
     }
-    let a = runInBackground(on: .named("A")) { inner.value = 1 }
-    #expect(await a.finished("A"))
-    #expect(await poll(for: testTimeout) { log.events.count == 3 })
-    let events = log.events
-    #expect(events.map(\.value) == [1, 3, 4])
-    #expect(events.map(\.queue) == ["A", "A", nil], "nil stands for the delivery queue")
-    withExtendedLifetime((innerToken, outerToken)) {}
   }
 
   @Test func aChangeDeliveredForAnotherThreadIsAPropagationOfItsOwn() async {
-    // During A's round of 1, thread C sets `trigger`, whose callback sets `source` to 2: a
-    // change nobody waits for, which A delivers. It is not folded into A's propagation: the
-    // diamond publishes once per change, each a pair that existed.
-    let source = Observable(0)
-    let trigger = Observable(0)
-    let pair = source.combineLatest(source.map { $0 * 10 })
-    let published = RecordingLog<String>()
-    let pairToken = pair.observe { value, _ in published.append("\(value)") }
-    let triggerToken = trigger.observe { value, _ in source.value = value }
-    let token = source.observe { value, _ in
-      guard value == 1 else { return }
-      let c = runInBackground(on: DispatchQueue(label: "C")) { trigger.value = 2 }
-      #expect(c.waitUntilFinished("C"))
+    await onItsOwnThread {
+      // During A's round of 1, thread C sets `trigger`, whose callback sets `source` to 2: a
+      // change nobody waits for, which A delivers. It is not folded into A's propagation: the
+      // diamond publishes once per change, each a pair that existed.
+      let source = Observable(0)
+      let trigger = Observable(0)
+      let pair = source.combineLatest(source.map { $0 * 10 })
+      let published = RecordingLog<String>()
+      let pairToken = pair.observe { value, _ in published.append("\(value)") }
+      let triggerToken = trigger.observe { value, _ in source.value = value }
+      let token = source.observe { value, _ in
+        guard value == 1 else { return }
+        let c = runInBackground { trigger.value = 2 }
+        #expect(c.waitUntilFinished("C"))
+      }
+      let a = runInBackground { source.value = 1 }
+      #expect(await a.finished("A"))
+      #expect(await poll(for: testTimeout) { published.events.count == 2 })
+      #expect(published.events == ["(1, 10)", "(2, 20)"])
+      withExtendedLifetime((token, pairToken, triggerToken)) {}
     }
-    let a = runInBackground(on: DispatchQueue(label: "A")) { source.value = 1 }
-    #expect(await a.finished("A"))
-    #expect(await poll(for: testTimeout) { published.events.count == 2 })
-    #expect(published.events == ["(1, 10)", "(2, 20)"])
-    withExtendedLifetime((token, pairToken, triggerToken)) {}
   }
 
-  @Test func everySetReturnsAfterItsChangeWasDelivered() {
-    // Four threads set one observable at once; each set, when it returns, must find its value
-    // seen by the observer, and each thread's values arrive in order.
-    let source = Observable(0)
-    let lock = NSLock()
-    nonisolated(unsafe) var lastSeen = [Int](repeating: 0, count: 4)
-    nonisolated(unsafe) var outOfOrder = 0
-    nonisolated(unsafe) var returnedEarly = 0
-    let token = source.observe { value, _ in
-      guard value > 0 else { return }
-      let (thread, step) = (value / 1_000_000, value % 1_000_000)
-      lock.withLock {
-        if step != lastSeen[thread] + 1 { outOfOrder += 1 }
-        lastSeen[thread] = step
-      }
-    }
-    runConcurrently(4) { thread in
-      for step in 1...5_000 {
-        source.value = thread * 1_000_000 + step
+  @Test func everySetReturnsAfterItsChangeWasDelivered() async {
+    await onItsOwnThread {
+      // Four threads set one observable at once; each set, when it returns, must find its value
+      // seen by the observer, and each thread's values arrive in order.
+      let source = Observable(0)
+      let lock = NSLock()
+      nonisolated(unsafe) var lastSeen = [Int](repeating: 0, count: 4)
+      nonisolated(unsafe) var outOfOrder = 0
+      nonisolated(unsafe) var returnedEarly = 0
+      let token = source.observe { value, _ in
+        guard value > 0 else { return }
+        let (thread, step) = (value / 1_000_000, value % 1_000_000)
         lock.withLock {
-          if lastSeen[thread] < step { returnedEarly += 1 }
+          if step != lastSeen[thread] + 1 { outOfOrder += 1 }
+          lastSeen[thread] = step
         }
       }
+      runConcurrently(4) { thread in
+        for step in 1...5_000 {
+          source.value = thread * 1_000_000 + step
+          lock.withLock {
+            if lastSeen[thread] < step { returnedEarly += 1 }
+          }
+        }
+      }
+      lock.withLock {
+        #expect(lastSeen == [5_000, 5_000, 5_000, 5_000])
+        #expect(outOfOrder == 0)
+        #expect(returnedEarly == 0)
+      }
+      withExtendedLifetime(token) {}
     }
-    lock.withLock {
-      #expect(lastSeen == [5_000, 5_000, 5_000, 5_000])
-      #expect(outOfOrder == 0)
-      #expect(returnedEarly == 0)
-    }
-    withExtendedLifetime(token) {}
   }
 }
 

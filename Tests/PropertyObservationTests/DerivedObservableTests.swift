@@ -251,95 +251,104 @@ struct DerivedObservableTests {
 
   // MARK: - Threads
 
-  @Test func derivedCreatedWhileItsSourceIsDeliveringOnAnotherThreadIsSeededAndCatchesUp() {
-    let source = Observable(1)
-    let round = Gate("the round of 2")
-    let blocker = source.observe { value, _ in
-      if value == 2 { round.block() }
-    }
-    let log = RecordingLog<Int>()
-    let (tens, recorder) = round.runOnAnotherThread {
-      source.value = 2
-    } whileBlocked: {
-      // The source delivers `.initial` inside the registering call although another thread is
-      // in the middle of a round, so the derived value is seeded at once and never republished.
-      let tens = source.map { $0 * 10 }
-      #expect(tens.value == 20)
-      return (tens, tens.observe { value, _ in log.append(value) })
-    }
-    source.value = 3
-    #expect(log.events == [30])
-    #expect(tens.value == 30)
-    withExtendedLifetime((blocker, recorder)) {}
-  }
-
-  @Test func combineLatestAndRemoveDuplicatesCreatedWhileASourceIsBusyAreSeeded() {
-    let source = Observable(1)
-    let other = Observable("r")
-    let round = Gate("the round of 2")
-    let blocker = source.observe { value, _ in
-      if value == 2 { round.block() }
-    }
-    let log = RecordingLog<String>()
-    let tokens = round.runOnAnotherThread {
-      source.value = 2
-    } whileBlocked: {
-      let combined = source.combineLatest(other)
-      let distinct = source.removeDuplicates()
-      #expect(combined.value == (2, "r"))
-      #expect(distinct.value == 2)
-      let combinedToken = combined.observe { pair, _ in log.append("\(pair.0)\(pair.1)") }
-      let distinctToken = distinct.observe { value, _ in log.append("distinct \(value)") }
-      return [combinedToken, distinctToken]
-    }
-    other.value = "s"
-    source.value = 3
-    // `removeDuplicates` (one source) publishes inside the source's round; `combineLatest`
-    // when the propagation ends.
-    #expect(log.events == ["2s", "distinct 3", "3s"])
-    withExtendedLifetime((blocker, tokens)) {}
-  }
-
-  @Test func derivedValuesStayInOrderWhenTheSourceIsSetFromManyThreads() {
-    let source = Observable(0)
-    let mirrored = source.map { $0 }
-    let log = RecordingLog<Int>()
-    let token = mirrored.observe { value, _ in log.append(value) }
-    runConcurrently(4) { _ in
-      for _ in 0..<250 { source.update { $0 += 1 } }
-    }
-    #expect(log.events == Array(1...1000))
-    #expect(mirrored.value == 1000)
-    token.cancel()
-  }
-
-  @Test func operatorsBuiltWhileOtherThreadsSetTheSourceMissNoChange() {
-    // A one-input operator is built by its registration's `.initial` call; a change that a
-    // round on another thread delivers right after must reach the built value, in order.
-    let source = Observable(0)
-    let built = RecordingLog<(ReadOnlyObservable<Int>, ObservationToken, RecordingLog<Int>)>()
-    runConcurrently(3) { index in
-      if index == 0 {
-        for _ in 0..<40 {
-          let doubled = source.map { $0 * 2 }.removeDuplicates().filter(initial: -1) { $0 >= 0 }
-          let seen = RecordingLog<Int>()
-          let token = doubled.observe(options: [.initial, .new]) { value, _ in seen.append(value) }
-          built.append((doubled, token, seen))
-        }
-      } else {
-        for _ in 0..<500 { source.update { $0 += 1 } }
+  @Test func derivedCreatedWhileItsSourceIsDeliveringOnAnotherThreadIsSeededAndCatchesUp() async {
+    await onItsOwnThread {
+      let source = Observable(1)
+      let round = Gate("the round of 2")
+      let blocker = source.observe { value, _ in
+        if value == 2 { round.block() }
       }
+      let log = RecordingLog<Int>()
+      let (tens, recorder) = round.runOnAnotherThread {
+        source.value = 2
+      } whileBlocked: {
+        // The source delivers `.initial` inside the registering call although another thread is
+        // in the middle of a round, so the derived value is seeded at once and never republished.
+        let tens = source.map { $0 * 10 }
+        #expect(tens.value == 20)
+        return (tens, tens.observe { value, _ in log.append(value) })
+      }
+      source.value = 3
+      #expect(log.events == [30])
+      #expect(tens.value == 30)
+      withExtendedLifetime((blocker, recorder)) {}
     }
-    #expect(source.value == 1000)
-    for (doubled, token, seen) in built.events {
-      // A change made while the building thread held a derived value's turn (its `.initial`)
-      // goes to the library's delivery queue and may arrive after the setters returned.
-      #expect(eventually { doubled.value == 2000 && seen.events.last == 2000 })
-      #expect(doubled.value == 2000)
-      let values = seen.events
-      #expect(values.last == 2000)
-      #expect(zip(values, values.dropFirst()).allSatisfy { $0 < $1 })
+  }
+
+  @Test func combineLatestAndRemoveDuplicatesCreatedWhileASourceIsBusyAreSeeded() async {
+    await onItsOwnThread {
+      let source = Observable(1)
+      let other = Observable("r")
+      let round = Gate("the round of 2")
+      let blocker = source.observe { value, _ in
+        if value == 2 { round.block() }
+      }
+      let log = RecordingLog<String>()
+      let tokens = round.runOnAnotherThread {
+        source.value = 2
+      } whileBlocked: {
+        let combined = source.combineLatest(other)
+        let distinct = source.removeDuplicates()
+        #expect(combined.value == (2, "r"))
+        #expect(distinct.value == 2)
+        let combinedToken = combined.observe { pair, _ in log.append("\(pair.0)\(pair.1)") }
+        let distinctToken = distinct.observe { value, _ in log.append("distinct \(value)") }
+        return [combinedToken, distinctToken]
+      }
+      other.value = "s"
+      source.value = 3
+      // `removeDuplicates` (one source) publishes inside the source's round; `combineLatest`
+      // when the propagation ends.
+      #expect(log.events == ["2s", "distinct 3", "3s"])
+      withExtendedLifetime((blocker, tokens)) {}
+    }
+  }
+
+  @Test func derivedValuesStayInOrderWhenTheSourceIsSetFromManyThreads() async {
+    await onItsOwnThread {
+      let source = Observable(0)
+      let mirrored = source.map { $0 }
+      let log = RecordingLog<Int>()
+      let token = mirrored.observe { value, _ in log.append(value) }
+      runConcurrently(4) { _ in
+        for _ in 0..<250 { source.update { $0 += 1 } }
+      }
+      #expect(log.events == Array(1...1000))
+      #expect(mirrored.value == 1000)
       token.cancel()
+    }
+  }
+
+  @Test func operatorsBuiltWhileOtherThreadsSetTheSourceMissNoChange() async {
+    await onItsOwnThread {
+      // A one-input operator is built by its registration's `.initial` call; a change that a
+      // round on another thread delivers right after must reach the built value, in order.
+      let source = Observable(0)
+      let built = RecordingLog<(ReadOnlyObservable<Int>, ObservationToken, RecordingLog<Int>)>()
+      runConcurrently(3) { index in
+        if index == 0 {
+          for _ in 0..<40 {
+            let doubled = source.map { $0 * 2 }.removeDuplicates().filter(initial: -1) { $0 >= 0 }
+            let seen = RecordingLog<Int>()
+            let token = doubled.observe(options: [.initial, .new]) { value, _ in seen.append(value)
+            }
+            built.append((doubled, token, seen))
+          }
+        } else {
+          for _ in 0..<500 { source.update { $0 += 1 } }
+        }
+      }
+      #expect(source.value == 1000)
+      for (doubled, token, seen) in built.events {
+        // A change made while the building thread held a derived value's turn (its `.initial`)
+        // goes to the library's delivery queue and may arrive after the setters returned.
+        #expect(eventually { doubled.value == 2000 && seen.events.last == 2000 })
+        #expect(doubled.value == 2000)
+        let values = seen.events
+        #expect(values.last == 2000)
+        #expect(zip(values, values.dropFirst()).allSatisfy { $0 < $1 })
+        token.cancel()
+      }
     }
   }
 
@@ -363,55 +372,60 @@ struct DerivedObservableTests {
     #expect(doubled.value == 6)
   }
 
-  @Test func observersJoiningAChainsMiddleWhileItsSourceChangesMissNoLaterChange() {
-    // While the middle of a chain has one observer (the next operator), its changes skip the
-    // round; registrations and cancellations from another thread meanwhile must still see every
-    // change made after them, in order, and the end of the chain every change.
-    let source = Observable(0)
-    let doubled = source.map { $0 * 2 }
-    let end = doubled.map { $0 + 1 }
-    let ends = RecordingLog<Int>()
-    let endToken = end.observe { value, _ in ends.append(value) }
-    let joined = RecordingLog<RecordingLog<Int>>()
-    runConcurrently(2) { index in
-      if index == 0 {
-        for _ in 0..<2000 { source.update { $0 += 1 } }
-      } else {
-        for _ in 0..<200 {
-          let seen = RecordingLog<Int>()
-          let token = doubled.observe(options: [.initial, .new]) { value, _ in seen.append(value) }
-          for _ in 0..<20 where seen.events.count < 3 { sched_yield() }
-          token.cancel()
-          joined.append(seen)
+  @Test func observersJoiningAChainsMiddleWhileItsSourceChangesMissNoLaterChange() async {
+    await onItsOwnThread {
+      // While the middle of a chain has one observer (the next operator), its changes skip the
+      // round; registrations and cancellations from another thread meanwhile must still see every
+      // change made after them, in order, and the end of the chain every change.
+      let source = Observable(0)
+      let doubled = source.map { $0 * 2 }
+      let end = doubled.map { $0 + 1 }
+      let ends = RecordingLog<Int>()
+      let endToken = end.observe { value, _ in ends.append(value) }
+      let joined = RecordingLog<RecordingLog<Int>>()
+      runConcurrently(2) { index in
+        if index == 0 {
+          for _ in 0..<2000 { source.update { $0 += 1 } }
+        } else {
+          for _ in 0..<200 {
+            let seen = RecordingLog<Int>()
+            let token = doubled.observe(options: [.initial, .new]) { value, _ in seen.append(value)
+            }
+            spin(microseconds: 50) { seen.events.count >= 3 }
+            token.cancel()
+            joined.append(seen)
+          }
         }
       }
+      // Changes that found the middle's turn taken by a registering thread go to the library's
+      // delivery queue and may arrive after the setter returned: wait for them.
+      #expect(eventually { ends.events.count >= 2000 })
+      #expect(ends.events == (1...2000).map { $0 * 2 + 1 })
+      for seen in joined.events {
+        let values = seen.events
+        #expect(zip(values, values.dropFirst()).allSatisfy { $1 == $0 + 2 })
+      }
+      endToken.cancel()
     }
-    // Changes that found the middle's turn taken by a registering thread go to the library's
-    // delivery queue and may arrive after the setter returned: wait for them.
-    #expect(eventually { ends.events.count >= 2000 })
-    #expect(ends.events == (1...2000).map { $0 * 2 + 1 })
-    for seen in joined.events {
-      let values = seen.events
-      #expect(zip(values, values.dropFirst()).allSatisfy { $1 == $0 + 2 })
-    }
-    endToken.cancel()
   }
 
-  @Test func combineLatestNeverGoesBackWhenBothSourcesChangeOnDifferentThreads() {
-    let left = Observable(0)
-    let right = Observable(0)
-    let combined = left.combineLatest(right)
-    let log = RecordingLog<(Int, Int)>()
-    let token = combined.observe { pair, _ in log.append(pair) }
-    runConcurrently(2) { index in
-      let side = index == 0 ? left : right
-      for _ in 0..<300 { side.update { $0 += 1 } }
+  @Test func combineLatestNeverGoesBackWhenBothSourcesChangeOnDifferentThreads() async {
+    await onItsOwnThread {
+      let left = Observable(0)
+      let right = Observable(0)
+      let combined = left.combineLatest(right)
+      let log = RecordingLog<(Int, Int)>()
+      let token = combined.observe { pair, _ in log.append(pair) }
+      runConcurrently(2) { index in
+        let side = index == 0 ? left : right
+        for _ in 0..<300 { side.update { $0 += 1 } }
+      }
+      let events = log.events
+      #expect(events.count == 600)
+      #expect(zip(events, events.dropFirst()).allSatisfy { $0.0 <= $1.0 && $0.1 <= $1.1 })
+      #expect(combined.value == (300, 300))
+      token.cancel()
     }
-    let events = log.events
-    #expect(events.count == 600)
-    #expect(zip(events, events.dropFirst()).allSatisfy { $0.0 <= $1.0 && $0.1 <= $1.1 })
-    #expect(combined.value == (300, 300))
-    token.cancel()
   }
 }
 

@@ -90,99 +90,105 @@ import Testing
 
   /// "Threading": a set from another thread during a round returns at once and is delivered by
   /// the thread already delivering, after the current round.
-  @Test func threadingArticleOtherThreadSetIsDeliveredByTheDeliveringThread() {
-    let progress = Observable(0)
-    let log = RecordingLog<String>()
-    let round = Gate("the round of 1")
-    let setter = pthread_self()
-    let owner = DocumentationOwner()
+  @Test func threadingArticleOtherThreadSetIsDeliveredByTheDeliveringThread() async {
+    await onItsOwnThread {
+      let progress = Observable(0)
+      let log = RecordingLog<String>()
+      let round = Gate("the round of 1")
+      let setter = pthread_self()
+      let owner = DocumentationOwner()
 
-    progress.addObserver(owner) { value, _ in
-      let onSetter = pthread_equal(pthread_self(), setter) != 0
-      log.append("callback \(value) on \(onSetter ? "the setting thread" : "another thread")")
-      if value == 1 { round.block() }
-    }
-    round.run {
-      progress.value = 1
-    } whileBlockedOnAnotherThread: {
-      progress.value = 2
-      log.append("other thread's set returned; value is \(progress.value)")
-    }
+      progress.addObserver(owner) { value, _ in
+        let onSetter = pthread_equal(pthread_self(), setter) != 0
+        log.append("callback \(value) on \(onSetter ? "the setting thread" : "another thread")")
+        if value == 1 { round.block() }
+      }
+      round.run {
+        progress.value = 1
+      } whileBlockedOnAnotherThread: {
+        progress.value = 2
+        log.append("other thread's set returned; value is \(progress.value)")
+      }
 
-    #expect(
-      log.events == [
-        "callback 1 on the setting thread",
-        "other thread's set returned; value is 2",
-        "callback 2 on the setting thread",
-      ])
+      #expect(
+        log.events == [
+          "callback 1 on the setting thread",
+          "other thread's set returned; value is 2",
+          "callback 2 on the setting thread",
+        ])
+    }
   }
 
   /// "Threading": cancelling a token on another thread while a round runs takes effect at the
   /// round boundary, so the callback still runs for that round.
-  @Test func threadingArticleCrossThreadCancelTakesEffectAtTheRoundBoundary() {
-    let level = Observable(0)
-    let log = RecordingLog<String>()
-    let round = Gate("the round of 1")
+  @Test func threadingArticleCrossThreadCancelTakesEffectAtTheRoundBoundary() async {
+    await onItsOwnThread {
+      let level = Observable(0)
+      let log = RecordingLog<String>()
+      let round = Gate("the round of 1")
 
-    let first = level.observe { value, _ in
-      log.append("first \(value)")
-      if value == 1 { round.block() }
-    }
-    let second = level.observe { value, _ in log.append("second \(value)") }
-    round.run {
-      level.value = 1
-    } whileBlockedOnAnotherThread: {
-      second.cancel()
-      log.append("cancelled on another thread")
-    }
-    level.value = 2
-    withExtendedLifetime(first) {}
+      let first = level.observe { value, _ in
+        log.append("first \(value)")
+        if value == 1 { round.block() }
+      }
+      let second = level.observe { value, _ in log.append("second \(value)") }
+      round.run {
+        level.value = 1
+      } whileBlockedOnAnotherThread: {
+        second.cancel()
+        log.append("cancelled on another thread")
+      }
+      level.value = 2
+      withExtendedLifetime(first) {}
 
-    #expect(
-      log.events == [
-        "first 1",
-        "cancelled on another thread",
-        "second 1",
-        "first 2",
-      ])
+      #expect(
+        log.events == [
+          "first 1",
+          "cancelled on another thread",
+          "second 1",
+          "first 2",
+        ])
+    }
   }
 
   /// "Threading": registering with `.initial` on another thread while a round runs still gets
   /// `.initial` inside the call, on the registering thread; later changes come from the deliverer.
-  @Test func threadingArticleRegistrationDuringAnotherThreadsRoundGetsInitialInsideTheCall() {
-    let temperature = Observable(20)
-    let log = RecordingLog<String>()
-    let round = Gate("the round of 21")
-    let setter = pthread_self()
-    let first = DocumentationOwner()
-    let late = DocumentationOwner()
+  @Test func threadingArticleRegistrationDuringAnotherThreadsRoundGetsInitialInsideTheCall() async {
+    await onItsOwnThread {
+      let temperature = Observable(20)
+      let log = RecordingLog<String>()
+      let round = Gate("the round of 21")
+      let setter = pthread_self()
+      let first = DocumentationOwner()
+      let late = DocumentationOwner()
 
-    temperature.addObserver(first) { value, _ in
-      log.append("first \(value)")
-      if value == 21 {
-        round.block()
-        temperature.value = 22
+      temperature.addObserver(first) { value, _ in
+        log.append("first \(value)")
+        if value == 21 {
+          round.block()
+          temperature.value = 22
+        }
       }
-    }
-    round.run {
-      temperature.value = 21
-    } whileBlockedOnAnotherThread: {
-      temperature.addObserver(late, options: [.initial, .new]) { value, option in
-        let onSetter = pthread_equal(pthread_self(), setter) != 0
-        log.append("late \(option) \(value) on \(onSetter ? "the setting thread" : "another")")
+      round.run {
+        temperature.value = 21
+      } whileBlockedOnAnotherThread: {
+        temperature.addObserver(late, options: [.initial, .new]) { value, option in
+          let onSetter = pthread_equal(pthread_self(), setter) != 0
+          log.append("late \(option) \(value) on \(onSetter ? "the setting thread" : "another")")
+        }
+        log.append("registration returned")
       }
-      log.append("registration returned")
-    }
 
-    #expect(
-      log.events == [
-        "first 21",
-        "late [.initial] 21 on another",
-        "registration returned",
-        "first 22",
-        "late [.new] 22 on the setting thread",
-      ])
-    withExtendedLifetime((first, late)) {}
+      #expect(
+        log.events == [
+          "first 21",
+          "late [.initial] 21 on another",
+          "registration returned",
+          "first 22",
+          "late [.new] 22 on the setting thread",
+        ])
+      withExtendedLifetime((first, late)) {}
+    }
   }
 
   /// "Getting started": a token-based observer ends when its token is released.

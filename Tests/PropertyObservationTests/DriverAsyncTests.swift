@@ -1,47 +1,84 @@
 import Dispatch
+import Foundation
 import PropertyObservation
 import TestSupport
 import Testing
+
+/// A one-shot latch that a task awaits without holding a thread of the pool.
+private final class Latch: @unchecked Sendable {
+  private let lock = NSLock()
+  // Guarded by `lock`.
+  private var isOpen = false
+  private var waiters: [CheckedContinuation<Void, Never>] = []
+
+  func opened() async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      lock.lock()
+      guard !isOpen else {
+        lock.unlock()
+        return continuation.resume()
+      }
+      waiters.append(continuation)
+      lock.unlock()
+    }
+  }
+
+  func open() {
+    lock.lock()
+    isOpen = true
+    let waiters = self.waiters
+    self.waiters = []
+    lock.unlock()
+    for waiter in waiters { waiter.resume() }
+  }
+}
 
 /// Drivers made from async operations, and a driver's values as an async sequence.
 @Suite struct DriverAsyncTests {
   private struct Offline: Error {}
 
   @Test func anAsyncOperationRunsOnceForAllSubscribers() async {
-    let runs = RecordingLog<String>()
-    let response = Gate("the response")
-    let driver = Driver(
-      initialValue: "loading", onErrorJustReturn: "fallback", scheduler: .immediate
-    ) {
-      runs.append("request")
-      response.block()  // holds the response until every subscriber is in
-      return "response"
+    await onItsOwnThread {
+      let runs = RecordingLog<String>()
+      let response = Latch()
+      let driver = Driver(
+        initialValue: "loading", onErrorJustReturn: "fallback", scheduler: .immediate
+      ) {
+        runs.append("request")
+        // Holds the response until every subscriber is in, without holding a thread.
+        await response.opened()
+        return "response"
+      }
+      let first = RecordingLog<String>()
+      let second = RecordingLog<String>()
+      let tokens = [driver.drive { first.append($0) }, driver.drive { second.append($0) }]
+      response.open()
+      #expect(await second.waitForCount(2))
+      let late = RecordingLog<String>()
+      let lateToken = driver.drive { late.append($0) }
+      // The replay may wait for the turn that delivered the response to end, on its thread.
+      #expect(await late.waitForCount(1))
+      #expect(runs.events == ["request"])
+      #expect(first.events == ["loading", "response"])
+      #expect(second.events == ["loading", "response"])
+      #expect(late.events == ["response"])
+      withExtendedLifetime((tokens, lateToken)) {}
     }
-    let first = RecordingLog<String>()
-    let second = RecordingLog<String>()
-    let tokens = [driver.drive { first.append($0) }, driver.drive { second.append($0) }]
-    response.open()
-    #expect(await second.waitForCount(2))
-    let late = RecordingLog<String>()
-    let lateToken = driver.drive { late.append($0) }
-    #expect(runs.events == ["request"])
-    #expect(first.events == ["loading", "response"])
-    #expect(second.events == ["loading", "response"])
-    #expect(late.events == ["response"])
-    withExtendedLifetime((tokens, lateToken)) {}
   }
 
   @Test func aThrowingOperationDeliversTheFallback() async {
-    let driver = Driver<String>(
-      initialValue: "loading", onErrorJustReturn: "fallback", scheduler: .immediate
-    ) {
-      throw Offline()
+    await onItsOwnThread {
+      let driver = Driver<String>(
+        initialValue: "loading", onErrorJustReturn: "fallback", scheduler: .immediate
+      ) {
+        throw Offline()
+      }
+      let log = RecordingLog<String>()
+      let token = driver.drive { log.append($0) }
+      #expect(await log.waitForCount(2))
+      #expect(log.events == ["loading", "fallback"])
+      withExtendedLifetime(token) {}
     }
-    let log = RecordingLog<String>()
-    let token = driver.drive { log.append($0) }
-    #expect(await log.waitForCount(2))
-    #expect(log.events == ["loading", "fallback"])
-    withExtendedLifetime(token) {}
   }
 
   @MainActor @Test func valuesYieldsTheCurrentValueThenEveryChangeOnTheMainQueue() async {

@@ -24,6 +24,32 @@ import Testing
     withExtendedLifetime(token) {}
   }
 
+  @Test func drivingAnObservableSetsItOnEachTurnAndEndsWhenItGoes() {
+    let main = ManualScheduler()
+    let title = Observable("a")
+    let driver = title.asDriver(scheduler: .manual(main))
+    let log = RecordingLog<String>()
+    weak var weakShown: Observable<String>?
+    var token: ObservationToken?
+    do {
+      let shown = Observable("")
+      weakShown = shown
+      driver.drive(shown, \.value)
+      token = shown.observe(options: [.initial, .new]) { value, _ in log.append(value) }
+      title.value = "b"
+      #expect(log.events == [""], "nothing is set before the main-queue turn")
+      #expect(main.runNext())
+      #expect(log.events == ["", "a", "b"])
+      token = nil
+    }
+    // The observable owns the drive and is held weakly: it goes with its last user.
+    #expect(weakShown == nil)
+    title.value = "c"
+    main.runAll()
+    #expect(log.events == ["", "a", "b"])
+    withExtendedLifetime(token) {}
+  }
+
   @Test func aTurnAlsoDeliversValuesThatArriveWhileItRunsWithoutAnotherHop() {
     let main = ManualScheduler()
     let count = Observable(0)

@@ -76,7 +76,7 @@ struct EngineOnePathMainActorTests {
     let view = SlowView()
     let token = source.observe { value, _ in view.show(value) }
     // The main actor is busy in this test, so every background change waits for it.
-    runInBackground(on: DispatchQueue(label: "producer")) {
+    runInBackground {
       for value in 1...60 { source.value = value }
     }.waitUntilFinished("the producer")
     source.value = -1
@@ -90,48 +90,52 @@ struct EngineNoWaitInsideACallbackTests {
   // 8. Past 1 024 queued changes, a setter that a blocked callback waits for must not wait
   // forever.
 
-  @Test func aCallbackThatWaitsForAnotherThreadsSetOfTheSameObservableReturnsPastTheLimit() {
-    let source = Observable(0)
-    let otherSetReturned = RecordingLog<Bool>()
-    let token = source.observe { value, _ in
-      guard value == 1 else { return }
-      // 1 100 re-entrant changes queued behind this round: past the queued-change limit.
-      for next in 2...1_101 { source.value = next }
-      let other = runInBackground(on: DispatchQueue(label: "other setter")) {
-        source.value = -1
+  @Test func aCallbackThatWaitsForAnotherThreadsSetOfTheSameObservableReturnsPastTheLimit() async {
+    await onItsOwnThread {
+      let source = Observable(0)
+      let otherSetReturned = RecordingLog<Bool>()
+      let token = source.observe { value, _ in
+        guard value == 1 else { return }
+        // 1 100 re-entrant changes queued behind this round: past the queued-change limit.
+        for next in 2...1_101 { source.value = next }
+        let other = runInBackground {
+          source.value = -1
+        }
+        otherSetReturned.append(other.waitUntilFinished("the other setter", timeout: 5))
       }
-      otherSetReturned.append(other.waitUntilFinished("the other setter", timeout: 5))
+      let setter = runInBackground { source.value = 1 }
+      #expect(setter.waitUntilFinished("the first setter", timeout: 20))
+      #expect(otherSetReturned.events == [true])
+      #expect(source.value == -1 || source.value == 1_101)
+      withExtendedLifetime(token) {}
     }
-    let setter = runInBackground(on: DispatchQueue(label: "setter")) { source.value = 1 }
-    #expect(setter.waitUntilFinished("the first setter", timeout: 20))
-    #expect(otherSetReturned.events == [true])
-    #expect(source.value == -1 || source.value == 1_101)
-    withExtendedLifetime(token) {}
   }
 
   // 9. A transaction ended inside a callback stores and returns: its rounds never wait for a
   // turn (a cycle of waits could close), like a plain set made there.
 
-  @Test func aTransactionEndedInsideACallbackDoesNotWaitForAnotherThreadsRound() {
-    let held = Observable(0)
-    let watched = Observable(0)
-    let gate = Gate("the other thread's round")
-    let heldToken = held.observe { value, _ in if value == 1 { gate.block() } }
-    let elapsed = RecordingLog<UInt64>()
-    let watchedToken = watched.observe { value, _ in
-      guard value == 1 else { return }
-      let start = DispatchTime.now().uptimeNanoseconds
-      for next in 2...21 { withObservationTransaction { held.value = next } }
-      elapsed.append(DispatchTime.now().uptimeNanoseconds - start)
+  @Test func aTransactionEndedInsideACallbackDoesNotWaitForAnotherThreadsRound() async {
+    await onItsOwnThread {
+      let held = Observable(0)
+      let watched = Observable(0)
+      let gate = Gate("the other thread's round")
+      let heldToken = held.observe { value, _ in if value == 1 { gate.block() } }
+      let elapsed = RecordingLog<UInt64>()
+      let watchedToken = watched.observe { value, _ in
+        guard value == 1 else { return }
+        let start = DispatchTime.now().uptimeNanoseconds
+        for next in 2...21 { withObservationTransaction { held.value = next } }
+        elapsed.append(DispatchTime.now().uptimeNanoseconds - start)
+      }
+      gate.runOnAnotherThread {
+        held.value = 1
+      } whileBlocked: {
+        watched.value = 1
+      }
+      // Twenty waits for a turn that cannot come would take 20 x 100 ms.
+      #expect((elapsed.events.first ?? .max) < 1_000_000_000)
+      withExtendedLifetime((heldToken, watchedToken)) {}
     }
-    gate.runOnAnotherThread {
-      held.value = 1
-    } whileBlocked: {
-      watched.value = 1
-    }
-    // Twenty waits for a turn that cannot come would take 20 x 100 ms.
-    #expect((elapsed.events.first ?? .max) < 1_000_000_000)
-    withExtendedLifetime((heldToken, watchedToken)) {}
   }
 }
 
@@ -139,40 +143,42 @@ struct EngineNoWaitInsideACallbackTests {
 struct EngineGatedRegistrationTests {
   // 3. A gated registration that removes itself in a caught-up `.old` gets no `.new`.
 
-  @Test func aGatedRegistrationRemovedInsideACaughtUpOldGetsNoNew() {
-    let source = Observable(0)
-    let roundOne = Gate("round 1")
-    let seen = RecordingLog<Int>()
-    let first = source.observe { value, _ in
-      seen.append(value)
-      if value == 1 { roundOne.block() }
-    }
-    let log = RecordingLog<String>()
-    let owner = Owner()
-    roundOne.runOnAnotherThread {
-      source.value = 1
-    } whileBlocked: {
-      // The round it missed is caught up inside this registering call, on this thread.
-      source.addObserver(owner, options: [.initial, .old, .new]) { value, option in
-        switch option {
-        case .initial:
-          log.append("initial \(value)")
-          // Make the gate miss a round: another thread sets 2 once round 1 is released.
-          let setter = runInBackground(on: DispatchQueue(label: "setter")) { source.value = 2 }
-          roundOne.open()
-          setter.waitUntilFinished("the setter of 2")
-        case .old:
-          log.append("old \(value)")
-          source.removeObserver(owner)
-        default:
-          log.append("new \(value)")
+  @Test func aGatedRegistrationRemovedInsideACaughtUpOldGetsNoNew() async {
+    await onItsOwnThread {
+      let source = Observable(0)
+      let roundOne = Gate("round 1")
+      let seen = RecordingLog<Int>()
+      let first = source.observe { value, _ in
+        seen.append(value)
+        if value == 1 { roundOne.block() }
+      }
+      let log = RecordingLog<String>()
+      let owner = Owner()
+      roundOne.runOnAnotherThread {
+        source.value = 1
+      } whileBlocked: {
+        // The round it missed is caught up inside this registering call, on this thread.
+        source.addObserver(owner, options: [.initial, .old, .new]) { value, option in
+          switch option {
+          case .initial:
+            log.append("initial \(value)")
+            // Make the gate miss a round: another thread sets 2 once round 1 is released.
+            let setter = runInBackground { source.value = 2 }
+            roundOne.open()
+            setter.waitUntilFinished("the setter of 2")
+          case .old:
+            log.append("old \(value)")
+            source.removeObserver(owner)
+          default:
+            log.append("new \(value)")
+          }
         }
       }
+      #expect(seen.events == [1, 2])
+      #expect(log.events == ["initial 1", "old 1"])
+      #expect(source.observerCount == 1)
+      withExtendedLifetime(first) {}
     }
-    #expect(seen.events == [1, 2])
-    #expect(log.events == ["initial 1", "old 1"])
-    #expect(source.observerCount == 1)
-    withExtendedLifetime(first) {}
   }
 }
 
@@ -182,44 +188,46 @@ struct EngineGatedBacklogTests {
   // keep only `HeldRegistrations.backlogLimit` rounds for it; then it waits for the gate, and the
   // registration still gets every change, in order.
 
-  @Test func aProducerWaitsForASlowInitialOnceItsBacklogIsFull() {
-    let source = Observable(0)
-    let limit = HeldRegistrations<Int>.backlogLimit
-    let last = 3 * limit
-    let seen = RecordingLog<Int>()
-    let atTheLimit = RecordingLog<(backlog: Int, value: Int)>()
-    let producer = RecordingLog<BackgroundRun>()
-    let token = source.observe(options: [.initial, .new]) { value, option in
-      guard option == .initial else {
-        seen.append(value)
-        return
+  @Test func aProducerWaitsForASlowInitialOnceItsBacklogIsFull() async {
+    await onItsOwnThread {
+      let source = Observable(0)
+      let limit = HeldRegistrations<Int>.backlogLimit
+      let last = 3 * limit
+      let seen = RecordingLog<Int>()
+      let atTheLimit = RecordingLog<(backlog: Int, value: Int)>()
+      let producer = RecordingLog<BackgroundRun>()
+      let token = source.observe(options: [.initial, .new]) { value, option in
+        guard option == .initial else {
+          seen.append(value)
+          return
+        }
+        producer.append(
+          runInBackground {
+            for value in 1...last { source.value = value }
+          })
+        // Wait until the producer stops: at the limit, or (without the bound) at the end.
+        let deadline = DispatchTime.now() + testTimeout
+        var previous = -1
+        while DispatchTime.now() < deadline {
+          let current = source.value
+          if current == previous && current > 0 { break }
+          previous = current
+          usleep(5_000)
+        }
+        atTheLimit.append((source.heldBacklogCount, source.value))
       }
-      producer.append(
-        runInBackground(on: DispatchQueue(label: "producer")) {
-          for value in 1...last { source.value = value }
-        })
-      // Wait until the producer stops: at the limit, or (without the bound) at the end.
+      for run in producer.events { #expect(run.waitUntilFinished("the producer")) }
       let deadline = DispatchTime.now() + testTimeout
-      var previous = -1
-      while DispatchTime.now() < deadline {
-        let current = source.value
-        if current == previous && current > 0 { break }
-        previous = current
-        usleep(5_000)
-      }
-      atTheLimit.append((source.heldBacklogCount, source.value))
+      while seen.events.count < last && DispatchTime.now() < deadline { usleep(1_000) }
+      let sample = atTheLimit.events.first
+      // The producer stored one change beyond the backlog and waits to deliver it; a wait that
+      // timed out (a loaded machine) lets one more round through per turn timeout.
+      #expect((sample?.backlog ?? .max) <= limit + 2)
+      #expect((sample?.value ?? .max) <= limit + 3)
+      #expect(seen.events == Array(1...last))
+      #expect(source.heldBacklogCount == 0)
+      withExtendedLifetime(token) {}
     }
-    for run in producer.events { #expect(run.waitUntilFinished("the producer")) }
-    let deadline = DispatchTime.now() + testTimeout
-    while seen.events.count < last && DispatchTime.now() < deadline { usleep(1_000) }
-    let sample = atTheLimit.events.first
-    // The producer stored one change beyond the backlog and waits to deliver it; a wait that
-    // timed out (a loaded machine) lets one more round through per turn timeout.
-    #expect((sample?.backlog ?? .max) <= limit + 2)
-    #expect((sample?.value ?? .max) <= limit + 3)
-    #expect(seen.events == Array(1...last))
-    #expect(source.heldBacklogCount == 0)
-    withExtendedLifetime(token) {}
   }
 }
 
@@ -281,7 +289,7 @@ struct EngineGateOrderTests {
       source.addObserver(gatedOwner, options: [.initial, .new]) { value, option in
         guard option == .initial else { return log.append("G \(value)") }
         meanwhile(source, roundOne)
-        let other = runInBackground(on: DispatchQueue(label: "registrar")) {
+        let other = runInBackground {
           source.addObserver(laterOwner) { value, _ in log.append("R \(value)") }
         }
         other.waitUntilFinished("R's registration")
@@ -299,16 +307,18 @@ struct EngineGateOrderTests {
     #expect(calls == ["G 2", "R 2"])
   }
 
-  @Test func aRegistrationMadeDuringAGatedInitialAfterItsRoundsStillSeesOnlyLaterRounds() {
-    // R registers once G's gate has missed round 2: R must not get round 2, G must.
-    let calls = registerLaterWhileGatedInitialRuns(
-      meanwhile: { source, roundOne in
-        let setter = runInBackground(on: DispatchQueue(label: "setter")) { source.value = 2 }
-        roundOne.open()
-        setter.waitUntilFinished("the setter of 2")
-      },
-      thenSet: 3)
-    #expect(calls == ["G 2", "G 3", "R 3"])
+  @Test func aRegistrationMadeDuringAGatedInitialAfterItsRoundsStillSeesOnlyLaterRounds() async {
+    await onItsOwnThread {
+      // R registers once G's gate has missed round 2: R must not get round 2, G must.
+      let calls = registerLaterWhileGatedInitialRuns(
+        meanwhile: { source, roundOne in
+          let setter = runInBackground { source.value = 2 }
+          roundOne.open()
+          setter.waitUntilFinished("the setter of 2")
+        },
+        thenSet: 3)
+      #expect(calls == ["G 2", "G 3", "R 3"])
+    }
   }
 }
 
@@ -346,36 +356,42 @@ struct EngineCatchUpOverlapTests {
   // another callback of the observable.
 
   @Test func gatedRegistrationsAreCaughtUpBetweenRoundsNeverDuringOne() async {
-    let source = Observable(0)
-    let detector = OverlapDetector()
-    let first = source.observe(isolation: nil) { @Sendable _, _ in
-      detector.call { for _ in 0..<50 { sched_yield() } }
-    }
-    let registered = RecordingLog<Bool>()
-    // Queues of their own: each always gets a thread, so the four bodies really overlap.
-    let registrars = (0..<2).map { index in
-      runInBackground(on: DispatchQueue(label: "registrar \(index)")) {
-        for _ in 0..<400 {
-          let token = source.observe(options: [.initial, .old, .new], isolation: nil) {
-            @Sendable _, option in
-            guard option != .initial else { return }
-            detector.call { sched_yield() }
+    // With the other tests that stress the library from threads of their own, one per core at
+    // a time. Its callbacks widen the race window by spinning for a fixed time, not with
+    // `sched_yield`, whose cost grows with the number of runnable threads: 50 yields per call
+    // took minutes on a busy machine.
+    await onItsOwnThread {
+      let source = Observable(0)
+      let detector = OverlapDetector()
+      let first = source.observe(isolation: nil) { @Sendable _, _ in
+        detector.call { spin(microseconds: 20) }
+      }
+      let registered = RecordingLog<Bool>()
+      // Queues of their own: each always gets a thread, so the four bodies really overlap.
+      let registrars = (0..<2).map { index in
+        runInBackground {
+          for _ in 0..<400 {
+            let token = source.observe(options: [.initial, .old, .new], isolation: nil) {
+              @Sendable _, option in
+              guard option != .initial else { return }
+              detector.call { spin(microseconds: 1) }
+            }
+            registered.append(true)
+            sched_yield()
+            token.cancel()
           }
-          registered.append(true)
-          sched_yield()
-          token.cancel()
         }
       }
-    }
-    let setters = (0..<2).map { index in
-      runInBackground(on: DispatchQueue(label: "setter \(index)")) {
-        for value in 1...2_000 { source.value = value * 2 + index }
+      let setters = (0..<2).map { index in
+        runInBackground {
+          for value in 1...2_000 { source.value = value * 2 + index }
+        }
       }
+      for work in registrars + setters { await work.finished("a setter or a registrar") }
+      let (overlaps, calls) = detector.counts
+      #expect(calls > 4_000, "no churned registration was called: the threads did not overlap")
+      #expect(overlaps == 0, "\(overlaps) of \(calls) callbacks overlapped another")
+      withExtendedLifetime(first) {}
     }
-    for work in registrars + setters { await work.finished("a setter or a registrar") }
-    let (overlaps, calls) = detector.counts
-    #expect(calls > 4_000, "no churned registration was called: the threads did not overlap")
-    #expect(overlaps == 0, "\(overlaps) of \(calls) callbacks overlapped another")
-    withExtendedLifetime(first) {}
   }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import TestSupport
 import Testing
 
 @testable import PropertyObservation
@@ -76,22 +77,24 @@ struct EngineRegressionTests {
     #expect(finished, "pruning a dead owner deadlocked")
   }
 
-  @Test func cancellingADriveWhoseClosureOwnsAnotherDriveOfTheSameDriverReturns() {
-    let done = DispatchSemaphore(value: 0)
-    // `drive` callbacks are main-actor closures: run the program on the main queue.
-    DispatchQueue.main.async {
-      let source = Observable(0)
-      let driver = source.asDriver(scheduler: .immediate)
-      let outer: ObservationToken
-      do {
-        let inner = driver.drive { _ in }
-        outer = driver.drive { _ in withExtendedLifetime(inner) {} }
+  @Test func cancellingADriveWhoseClosureOwnsAnotherDriveOfTheSameDriverReturns() async {
+    await onItsOwnThread {
+      let done = DispatchSemaphore(value: 0)
+      // `drive` callbacks are main-actor closures: run the program on the main queue.
+      DispatchQueue.main.async {
+        let source = Observable(0)
+        let driver = source.asDriver(scheduler: .immediate)
+        let outer: ObservationToken
+        do {
+          let inner = driver.drive { _ in }
+          outer = driver.drive { _ in withExtendedLifetime(inner) {} }
+        }
+        outer.cancel()
+        source.value = 1
+        done.signal()
       }
-      outer.cancel()
-      source.value = 1
-      done.signal()
+      #expect(done.wait(timeout: .now() + 10) == .success, "the Driver deadlocked")
     }
-    #expect(done.wait(timeout: .now() + 10) == .success, "the Driver deadlocked")
   }
 
   // 2. A cancel must end its own registration, never one whose owner had the same address.
@@ -159,62 +162,69 @@ struct EngineRegressionTests {
 
   // 4. A re-entrant set is delivered by the thread that made it, before its outermost set returns.
 
-  @Test func aReentrantSetIsDeliveredBeforeTheOutermostSetReturnsWhileAnotherThreadRegisters() {
-    let source = Observable(0)
-    let registering = DispatchSemaphore(value: 0)
-    let releaseInitial = DispatchSemaphore(value: 0)
-    let seen = LockedBox<[Int]>([])
-    let setter = Owner()
-    source.addObserver(setter) { value, _ in
-      seen.mutate { $0.append(value) }
-      guard value == 1 else { return }
-      // Another thread registers with `.initial` now, and stays inside that callback.
-      DispatchQueue.global().async {
-        let registrant = Owner()
-        source.addObserver(registrant, options: [.initial, .new]) { _, option in
-          if option == .initial {
-            registering.signal()
-            _ = releaseInitial.wait(timeout: .now() + 10)
+  @Test func aReentrantSetIsDeliveredBeforeTheOutermostSetReturnsWhileAnotherThreadRegisters() async
+  {
+    await onItsOwnThread {
+      let source = Observable(0)
+      let registering = DispatchSemaphore(value: 0)
+      let releaseInitial = DispatchSemaphore(value: 0)
+      let seen = LockedBox<[Int]>([])
+      let setter = Owner()
+      source.addObserver(setter) { value, _ in
+        seen.mutate { $0.append(value) }
+        guard value == 1 else { return }
+        // Another thread registers with `.initial` now, and stays inside that callback.
+        DispatchQueue.global().async {
+          let registrant = Owner()
+          source.addObserver(registrant, options: [.initial, .new]) { _, option in
+            if option == .initial {
+              registering.signal()
+              _ = releaseInitial.wait(timeout: .now() + 10)
+            }
           }
+          withExtendedLifetime(registrant) {}
         }
-        withExtendedLifetime(registrant) {}
+        _ = registering.wait(timeout: .now() + 10)
+        source.value = 2  // re-entrant: queued behind the registration
       }
-      _ = registering.wait(timeout: .now() + 10)
-      source.value = 2  // re-entrant: queued behind the registration
+      let finished = finishes { source.value = 1 }
+      #expect(finished)
+      #expect(seen.value == [1, 2], "the re-entrant set escaped its outermost set")
+      releaseInitial.signal()
     }
-    let finished = finishes { source.value = 1 }
-    #expect(finished)
-    #expect(seen.value == [1, 2], "the re-entrant set escaped its outermost set")
-    releaseInitial.signal()
   }
 
   // 5. A removal from another thread applies at the next round boundary, not after the queue.
 
-  @Test func aTokenCancelledFromAnotherThreadIsNotCalledForChangesQueuedBehindTheCurrentRound() {
-    let source = Observable(0)
-    let inRound = DispatchSemaphore(value: 0)
-    let proceed = DispatchSemaphore(value: 0)
-    let blocker = source.observe { value, _ in
-      guard value == 1 else { return }
-      inRound.signal()
-      _ = proceed.wait(timeout: .now() + 10)
+  @Test func aTokenCancelledFromAnotherThreadIsNotCalledForChangesQueuedBehindTheCurrentRound()
+    async
+  {
+    await onItsOwnThread {
+      let source = Observable(0)
+      let inRound = DispatchSemaphore(value: 0)
+      let proceed = DispatchSemaphore(value: 0)
+      let blocker = source.observe { value, _ in
+        guard value == 1 else { return }
+        inRound.signal()
+        _ = proceed.wait(timeout: .now() + 10)
+      }
+      let cancelled = LockedBox<[Int]>([])
+      let token = source.observe { value, _ in cancelled.mutate { $0.append(value) } }
+      let done = DispatchSemaphore(value: 0)
+      DispatchQueue.global().async {
+        source.value = 1
+        done.signal()
+      }
+      waitOrFail(inRound, "the first round never started")
+      // Queued behind round 1. (Each setter waits a moment for its turn, then leaves its change to
+      // the blocked deliverer.)
+      for value in 2...4 { source.value = value }
+      token.cancel()
+      proceed.signal()
+      waitOrFail(done, "the delivering thread never finished")
+      #expect(cancelled.value.allSatisfy { $0 == 1 }, "called after cancel(): \(cancelled.value)")
+      withExtendedLifetime(blocker) {}
     }
-    let cancelled = LockedBox<[Int]>([])
-    let token = source.observe { value, _ in cancelled.mutate { $0.append(value) } }
-    let done = DispatchSemaphore(value: 0)
-    DispatchQueue.global().async {
-      source.value = 1
-      done.signal()
-    }
-    waitOrFail(inRound, "the first round never started")
-    // Queued behind round 1. (Each setter waits a moment for its turn, then leaves its change to
-    // the blocked deliverer.)
-    for value in 2...4 { source.value = value }
-    token.cancel()
-    proceed.signal()
-    waitOrFail(done, "the delivering thread never finished")
-    #expect(cancelled.value.allSatisfy { $0 == 1 }, "called after cancel(): \(cancelled.value)")
-    withExtendedLifetime(blocker) {}
   }
 
   // 6. The pending queue releases its storage once it is empty.

@@ -210,88 +210,94 @@ struct FlatMapLatestTests {
 
   // MARK: - Threads
 
-  @Test func aValueOfTheOldInnerInFlightOnAnotherThreadAtTheSwitchIsNeverPublished() {
-    let old = Observable("old 0")
-    let new = Observable("new 0")
-    let selection = Observable(false)
-    let round = Gate("the old inner's round")
-    // Registered before the derived observable: the old inner's round stops here, before it
-    // reaches the derived observable's registration.
-    let blocker = old.observe { value, _ in
-      if value == "old 1" { round.block() }
-    }
-    let selected = selection.flatMapLatest { $0 ? new : old }
-    let log = RecordingLog<String>()
-    let recorder = selected.observe { value, _ in log.append(value) }
-    round.runOnAnotherThread {
-      old.value = "old 1"
-    } whileBlocked: {
-      selection.value = true
+  @Test func aValueOfTheOldInnerInFlightOnAnotherThreadAtTheSwitchIsNeverPublished() async {
+    await onItsOwnThread {
+      let old = Observable("old 0")
+      let new = Observable("new 0")
+      let selection = Observable(false)
+      let round = Gate("the old inner's round")
+      // Registered before the derived observable: the old inner's round stops here, before it
+      // reaches the derived observable's registration.
+      let blocker = old.observe { value, _ in
+        if value == "old 1" { round.block() }
+      }
+      let selected = selection.flatMapLatest { $0 ? new : old }
+      let log = RecordingLog<String>()
+      let recorder = selected.observe { value, _ in log.append(value) }
+      round.runOnAnotherThread {
+        old.value = "old 1"
+      } whileBlocked: {
+        selection.value = true
+        #expect(selected.value == "new 0")
+      }
+      #expect(log.events == ["new 0"])
       #expect(selected.value == "new 0")
+      new.value = "new 1"
+      #expect(log.events == ["new 0", "new 1"])
+      #expect(old.observerCount == 1, "only the blocker is left on the old inner")
+      withExtendedLifetime((blocker, recorder)) {}
     }
-    #expect(log.events == ["new 0"])
-    #expect(selected.value == "new 0")
-    new.value = "new 1"
-    #expect(log.events == ["new 0", "new 1"])
-    #expect(old.observerCount == 1, "only the blocker is left on the old inner")
-    withExtendedLifetime((blocker, recorder)) {}
   }
 
-  @Test func switchingWhileTheOldInnerIsSetFromAnotherThreadNeverGoesBack() {
-    for _ in 0..<20 {
-      let old = Observable(0)
-      let new = Observable(-1)
-      let selection = Observable(false)
-      let selected = selection.flatMapLatest { $0 ? new : old }
+  @Test func switchingWhileTheOldInnerIsSetFromAnotherThreadNeverGoesBack() async {
+    await onItsOwnThread {
+      for _ in 0..<20 {
+        let old = Observable(0)
+        let new = Observable(-1)
+        let selection = Observable(false)
+        let selected = selection.flatMapLatest { $0 ? new : old }
+        let log = RecordingLog<Int>()
+        let token = selected.observe { value, _ in log.append(value) }
+        let producer = runInBackground {
+          for value in 1...300 { old.value = value }
+        }
+        selection.value = true
+        new.value = -2
+        producer.waitUntilFinished()
+        let events = log.events
+        // Old values count up; once a new value appears, no old one follows.
+        let firstNew = events.firstIndex { $0 < 0 } ?? events.endIndex
+        // The switch may be made by the producer's thread after `new` became -2: then -1 is
+        // never published.
+        #expect(events[firstNew...].allSatisfy { $0 < 0 })
+        #expect(events.last == -2)
+        #expect(events[..<firstNew].allSatisfy { $0 > 0 })
+        #expect(zip(events[..<firstNew], events[..<firstNew].dropFirst()).allSatisfy { $0 < $1 })
+        #expect(selected.value == -2)
+        #expect(old.observerCount == 0)
+        token.cancel()
+      }
+    }
+  }
+
+  @Test func switchesAndInnerSetsFromSeveralThreadsSettleOnTheLastSelection() async {
+    await onItsOwnThread {
+      let inners = (0..<4).map { Observable($0 * 1000) }
+      let selection = Observable(0)
+      let selected = selection.flatMapLatest { inners[$0] }
       let log = RecordingLog<Int>()
       let token = selected.observe { value, _ in log.append(value) }
-      let producer = runInBackground {
-        for value in 1...300 { old.value = value }
-      }
-      selection.value = true
-      new.value = -2
-      producer.waitUntilFinished()
-      let events = log.events
-      // Old values count up; once a new value appears, no old one follows.
-      let firstNew = events.firstIndex { $0 < 0 } ?? events.endIndex
-      // The switch may be made by the producer's thread after `new` became -2: then -1 is
-      // never published.
-      #expect(events[firstNew...].allSatisfy { $0 < 0 })
-      #expect(events.last == -2)
-      #expect(events[..<firstNew].allSatisfy { $0 > 0 })
-      #expect(zip(events[..<firstNew], events[..<firstNew].dropFirst()).allSatisfy { $0 < $1 })
-      #expect(selected.value == -2)
-      #expect(old.observerCount == 0)
-      token.cancel()
-    }
-  }
-
-  @Test func switchesAndInnerSetsFromSeveralThreadsSettleOnTheLastSelection() {
-    let inners = (0..<4).map { Observable($0 * 1000) }
-    let selection = Observable(0)
-    let selected = selection.flatMapLatest { inners[$0] }
-    let log = RecordingLog<Int>()
-    let token = selected.observe { value, _ in log.append(value) }
-    runConcurrently(3) { thread in
-      for step in 1...200 {
-        if thread == 0 {
-          selection.value = step % 4
-        } else {
-          inners[(step + thread) % 4].update { $0 += 1 }
+      runConcurrently(3) { thread in
+        for step in 1...200 {
+          if thread == 0 {
+            selection.value = step % 4
+          } else {
+            inners[(step + thread) % 4].update { $0 += 1 }
+          }
         }
       }
+      let last = selection.value
+      #expect(selected.value == inners[last].value)
+      #expect(inners.map(\.observerCount) == (0..<4).map { $0 == last ? 1 : 0 })
+      // Each inner only counts up, so a value below the last one published from the same inner
+      // would be a value of an older registration published late.
+      var latest: [Int: Int] = [:]
+      for value in log.events {
+        #expect(value >= latest[value / 1000, default: 0])
+        latest[value / 1000] = value
+      }
+      token.cancel()
     }
-    let last = selection.value
-    #expect(selected.value == inners[last].value)
-    #expect(inners.map(\.observerCount) == (0..<4).map { $0 == last ? 1 : 0 })
-    // Each inner only counts up, so a value below the last one published from the same inner
-    // would be a value of an older registration published late.
-    var latest: [Int: Int] = [:]
-    for value in log.events {
-      #expect(value >= latest[value / 1000, default: 0])
-      latest[value / 1000] = value
-    }
-    token.cancel()
   }
 }
 

@@ -69,7 +69,8 @@ struct IsolationTests {
       for step in 1...2_000 { model.name.value = "\(step)" }
     }
     // Suspending lets the main queue run the hops.
-    while controller.calls.count < 2_000 {
+    let deadline = DispatchTime.now() + testTimeout
+    while controller.calls.count < 2_000 && DispatchTime.now() < deadline {
       await Task.yield()
       try? await Task.sleep(nanoseconds: 1_000_000)
     }
@@ -97,24 +98,27 @@ struct IsolationTests {
     withExtendedLifetime(token) {}
   }
 
-  @Test func aNonisolatedObserverRunsSynchronouslyOnTheDeliveringThread() {
-    let source = Observable(0)
-    let log = RecordingLog<Int>()
-    let token = source.observe { @Sendable value, _ in log.append(value) }
-    runInBackground { source.value = 1 }.waitUntilFinished("the setter")
-    // Delivered inside the set, so it is there as soon as the setter returned.
-    #expect(log.events == [1])
-    withExtendedLifetime(token) {}
+  @Test func aNonisolatedObserverRunsSynchronouslyOnTheDeliveringThread() async {
+    await onItsOwnThread {
+      let source = Observable(0)
+      let log = RecordingLog<Int>()
+      let token = source.observe { @Sendable value, _ in log.append(value) }
+      runInBackground { source.value = 1 }.waitUntilFinished("the setter")
+      // Delivered inside the set, so it is there as soon as the setter returned.
+      #expect(log.events == [1])
+      withExtendedLifetime(token) {}
+    }
   }
 
   @Test func anActorObserverRunsOnItsActorInOrder() async {
     let source = Observable(0)
     let counter = Counter()
     let token = await counter.attach(to: source)
-    runInBackground {
+    await runInBackground {
       for value in 1...500 { source.value = value }
-    }.waitUntilFinished("the setter")
-    while await counter.count < 500 {
+    }.finished("the setter")
+    let deadline = DispatchTime.now() + testTimeout
+    while await counter.count < 500 && DispatchTime.now() < deadline {
       try? await Task.sleep(nanoseconds: 1_000_000)
     }
     #expect(await counter.values == Array(1...500))
@@ -170,8 +174,8 @@ struct IsolationTests {
     runInBackground { source.value = 1 }.waitUntilFinished("the setter")
     // The hop for 1 waits for the main queue; cancelling on the main actor drops it.
     token.cancel()
-    for _ in 0..<20 { await Task.yield() }
-    try? await Task.sleep(nanoseconds: 20_000_000)
+    // Proves that the hop is gone, not merely late: the marker's call, behind it, arrives first.
+    #expect(await settleMainActorCalls(of: source))
     #expect(log.isEmpty)
   }
 

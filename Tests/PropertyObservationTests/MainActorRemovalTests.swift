@@ -22,15 +22,16 @@ private func onAnotherThreadWhileMainWaits(_ body: @escaping @Sendable () -> Voi
   #expect(done.wait(timeout: .now() + 120) == .success, "the work on another thread never ended")
 }
 
-/// Lets the main queue run what waits for it.
+/// Gives the main queue turns to run what waits for it. Not a proof that nothing more is on its
+/// way: ``settleMainActorCalls(of:)`` is.
 @MainActor private func letTheMainQueueRun() async {
   for _ in 0..<20 { await Task.yield() }
-  try? await Task.sleep(nanoseconds: 20_000_000)
 }
 
 /// Runs the held-round scenario around `end`: a background thread sets `values` in order, and
 /// the round of the last one is held open while `end` runs and the main queue gets its turns.
-/// Returns whether the producer finished.
+/// Returns whether the producer finished and the main-actor calls settled (see
+/// ``settleMainActorCalls(of:)``): once it returns, every call that was to arrive has arrived.
 @MainActor private func holdARoundOpen(
   on source: Observable<Int>,
   setting values: [Int] = [1, 2],
@@ -47,8 +48,7 @@ private func onAnotherThreadWhileMainWaits(_ body: @escaping @Sendable () -> Voi
     arrived.signal()
     _ = release.wait(timeout: .now() + 120)
   }
-  // A serial queue of its own always gets a thread, even while other tests hold the pool's.
-  let producer = runInBackground(on: DispatchQueue(label: "producer")) {
+  let producer = runInBackground {
     for value in values { source.value = value }
   }
   #expect(arrived.wait(timeout: .now() + 120) == .success, "the last round never started")
@@ -57,9 +57,9 @@ private func onAnotherThreadWhileMainWaits(_ body: @escaping @Sendable () -> Voi
   await letTheMainQueueRun()
   release.signal()
   let finished = await producer.finished("the producer", timeout: 120)
-  await letTheMainQueueRun()
+  let isSettled = await settleMainActorCalls(of: source)
   withExtendedLifetime(slow) {}
-  return finished
+  return finished && isSettled
 }
 
 /// Ending a main-actor registration on the main actor drops the calls already waiting for the
@@ -117,12 +117,12 @@ struct MainActorRemovalTests {
         source.removeObserver(screen)
         source.addObserver(screen, closure: record)
       })
-    #expect(screen.seen == [])
-    await runInBackground(on: DispatchQueue(label: "setter")) { source.value = 3 }
+    // The registration made again gets only what was set after it: the marker.
+    #expect(screen.seen == [settlingMarker])
+    await runInBackground { source.value = 3 }
       .finished("the setter")
-    for _ in 0..<20 { await Task.yield() }
-    try? await Task.sleep(nanoseconds: 20_000_000)
-    #expect(screen.seen == [3])
+    #expect(await settleMainActorCalls(of: source))
+    #expect(screen.seen == [settlingMarker, 3, settlingMarker])
   }
 
   @Test func aRegistrationThatStaysGetsEveryCallInOrder() async {
@@ -131,7 +131,7 @@ struct MainActorRemovalTests {
     let screen = Screen()
     source.addObserver(screen) { [weak screen] value, _ in screen?.seen.append(value) }
     #expect(await holdARoundOpen(on: source) {})
-    #expect(screen.seen == [1, 2])
+    #expect(screen.seen == [1, 2, settlingMarker])
   }
 
   @Test func removeObserverUnderAFloodLetsNoCallArriveAfterItReturned() async {
@@ -140,7 +140,7 @@ struct MainActorRemovalTests {
       let screen = Screen()
       source.addObserver(screen) { [weak screen] value, _ in screen?.seen.append(value) }
       let stop = RecordingLog<Bool>()
-      let producer = runInBackground(on: DispatchQueue(label: "producer")) {
+      let producer = runInBackground {
         var next = 1
         while stop.events.isEmpty {
           source.value = next
@@ -152,11 +152,11 @@ struct MainActorRemovalTests {
       while Date() < busyUntil {}
       source.removeObserver(screen)
       let seenAtRemoval = screen.seen.count
-      for _ in 0..<20 { await Task.yield() }
-      try? await Task.sleep(nanoseconds: 10_000_000)
+      // The calls queued before the removal get the main queue while the producer goes on.
+      await letTheMainQueueRun()
       stop.append(true)
       #expect(await producer.finished("the producer"))
-      try? await Task.sleep(nanoseconds: 10_000_000)
+      #expect(await settleMainActorCalls(of: source))
       #expect(screen.seen.count == seenAtRemoval, "calls arrived after removeObserver returned")
     }
   }
@@ -179,7 +179,7 @@ struct MainActorWaitingCallTests {
     }
     // Both calls wait for the main queue, which the main actor keeps busy until here.
     onAnotherThreadWhileMainWaits { source.removeObserver(owner) }
-    await letTheMainQueueRun()
+    #expect(await settleMainActorCalls(of: source))
     #expect(screen.seen == [])
   }
 
@@ -192,7 +192,7 @@ struct MainActorWaitingCallTests {
       source.value = 2
     }
     onAnotherThreadWhileMainWaits { token.cancel() }
-    await letTheMainQueueRun()
+    #expect(await settleMainActorCalls(of: source))
     #expect(screen.seen == [])
   }
 
@@ -211,8 +211,8 @@ struct MainActorWaitingCallTests {
       source.value = 1
       source.value = 2
     }
-    await letTheMainQueueRun()
-    #expect(screen.seen == [1, 2])
+    #expect(await settleMainActorCalls(of: source))
+    #expect(screen.seen == [1, 2, settlingMarker])
     #expect(screen.secondSeen == [])
   }
 
@@ -229,8 +229,8 @@ struct MainActorWaitingCallTests {
       source.value = 1
       source.value = 2
     }
-    await letTheMainQueueRun()
-    #expect(screen.seen == [1, 2])
+    #expect(await settleMainActorCalls(of: source))
+    #expect(screen.seen == [1, 2, settlingMarker])
     #expect(screen.secondSeen == [])
     withExtendedLifetime(first) {}
   }
@@ -273,7 +273,7 @@ struct MainActorWaitingCallTests {
     onAnotherThreadWhileMainWaits {
       for value in 1...4 { source.value = value }
     }
-    await letTheMainQueueRun()
+    #expect(await settleMainActorCalls(of: source))
     #expect(screen.seen == [1, 2])
     #expect(screen.secondSeen == (registrations > 1 ? [1] : []))
     #expect(released == nil)

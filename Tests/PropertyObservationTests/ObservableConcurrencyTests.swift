@@ -22,112 +22,123 @@ private final class Shared<Value>: @unchecked Sendable {
 
 @Suite("Observable across threads")
 struct ObservableConcurrencyTests {
-  @Test func aSetFromAnotherThreadDuringARoundIsStoredQueuedAndDeliveredByTheDeliveringThread() {
-    let observable = Observable(0)
-    let round = Gate("the first round")
-    let deliveries = RecordingLog<(Int, ThreadMark)>()
-    let deliveringThread = Shared<ThreadMark?>(nil)
-    let token = observable.observe { value, _ in
-      deliveries.append((value, ThreadMark()))
-      if value == 1 { round.block() }
-    }
-    round.runOnAnotherThread {
-      deliveringThread.value = ThreadMark()
-      observable.value = 1
-    } whileBlocked: {
-      // The delivering thread is blocked inside its callback; this set must not wait for it.
-      observable.value = 2
-      #expect(observable.value == 2)
-      #expect(deliveries.events.map(\.0) == [1])
-    }
-    #expect(deliveries.events.map(\.0) == [1, 2])
-    #expect(deliveries.events.allSatisfy { $0.1 == deliveringThread.value })
-    withExtendedLifetime(token) {}
-  }
-
-  @Test func aRegistrationDuringAnotherThreadsRoundGetsItsInitialValueSynchronouslyAndFirst() {
-    let observable = Observable(0)
-    let round = Gate("the first round")
-    let token = observable.observe { value, _ in
-      if value == 1 { round.block() }
-    }
-    let late = RecordingLog<Call>()
-    let lateToken = round.runOnAnotherThread {
-      observable.value = 1
-    } whileBlocked: {
-      observable.value = 2
-      let lateToken = observable.observe(options: [.initial, .new]) { value, option in
-        late.append(Call("late", ObservableOptionsName(option), value))
+  @Test func aSetFromAnotherThreadDuringARoundIsStoredQueuedAndDeliveredByTheDeliveringThread()
+    async
+  {
+    await onItsOwnThread {
+      let observable = Observable(0)
+      let round = Gate("the first round")
+      let deliveries = RecordingLog<(Int, ThreadMark)>()
+      let deliveringThread = Shared<ThreadMark?>(nil)
+      let token = observable.observe { value, _ in
+        deliveries.append((value, ThreadMark()))
+        if value == 1 { round.block() }
       }
-      // Synchronously, although another thread is in the middle of a round.
-      #expect(late.events == [Call("late", .initial, 2)])
-      observable.value = 3
-      return lateToken
-    }
-    #expect(late.events == [Call("late", .initial, 2), Call("late", .new, 3)])
-    withExtendedLifetime((token, lateToken)) {}
-  }
-
-  @Test func theDeliveringThreadNeverWaitsForARegistrationStillInItsInitialCallback() {
-    let observable = Observable(0)
-    let round = Gate("round 1")
-    let initial = Gate("the late registration's .initial")
-    let first = RecordingLog<(Int, ThreadMark)>()
-    let late = RecordingLog<(Call, ThreadMark)>()
-    let registrar = Shared<ThreadMark?>(nil)
-    let lateToken = Shared<ObservationToken?>(nil)
-    let token = observable.observe { value, _ in
-      first.append((value, ThreadMark()))
-      if value == 1 { round.block() }
-    }
-    let setter = runInBackground { observable.value = 1 }
-    round.waitUntilBlocked()
-    observable.value = 2  // queued behind round 1
-    let registering = runInBackground {
-      registrar.value = ThreadMark()
-      lateToken.value = observable.observe(options: [.initial, .new]) { value, option in
-        late.append((Call("late", ObservableOptionsName(option), value), ThreadMark()))
-        if option == .initial { initial.block() }
+      round.runOnAnotherThread {
+        deliveringThread.value = ThreadMark()
+        observable.value = 1
+      } whileBlocked: {
+        // The delivering thread is blocked inside its callback; this set must not wait for it.
+        observable.value = 2
+        #expect(observable.value == 2)
+        #expect(deliveries.events.map(\.0) == [1])
       }
+      #expect(deliveries.events.map(\.0) == [1, 2])
+      #expect(deliveries.events.allSatisfy { $0.1 == deliveringThread.value })
+      withExtendedLifetime(token) {}
     }
-    initial.waitUntilBlocked()
-    observable.value = 3  // queued behind the late registration
-    round.open()
-    // The setter delivers rounds 1, 2 and 3 without waiting for the registration whose .initial
-    // is still running; round 3 is kept for that registration, and nobody hands the role over.
-    setter.waitUntilFinished("the first setter, while .initial was still running,")
-    #expect(first.events.map(\.0) == [1, 2, 3])
-    #expect(first.events.allSatisfy { $0.1 != registrar.value })
-    #expect(late.events.map(\.0) == [Call("late", .initial, 2)])
-    initial.open()
-    registering.waitUntilFinished("the registering thread")
-    // Nobody was delivering when .initial returned, so the registering thread caught its own
-    // registration up, before any later round.
-    #expect(late.events.map(\.0) == [Call("late", .initial, 2), Call("late", .new, 3)])
-    #expect(late.events.allSatisfy { $0.1 == registrar.value })
-    observable.value = 4
-    #expect(late.events.map(\.0).last == Call("late", .new, 4))
-    withExtendedLifetime((token, lateToken)) {}
   }
 
-  @Test func aRemovalFromAnotherThreadDuringARoundStopsDeliveryByTheNextRound() {
-    let observable = Observable(0)
-    let round = Gate("the first round")
-    let owner = Owner()
-    let later = RecordingLog<Int>()
-    let token = observable.observe { value, _ in
-      if value == 1 { round.block() }
+  @Test func aRegistrationDuringAnotherThreadsRoundGetsItsInitialValueSynchronouslyAndFirst() async
+  {
+    await onItsOwnThread {
+      let observable = Observable(0)
+      let round = Gate("the first round")
+      let token = observable.observe { value, _ in
+        if value == 1 { round.block() }
+      }
+      let late = RecordingLog<Call>()
+      let lateToken = round.runOnAnotherThread {
+        observable.value = 1
+      } whileBlocked: {
+        observable.value = 2
+        let lateToken = observable.observe(options: [.initial, .new]) { value, option in
+          late.append(Call("late", ObservableOptionsName(option), value))
+        }
+        // Synchronously, although another thread is in the middle of a round.
+        #expect(late.events == [Call("late", .initial, 2)])
+        observable.value = 3
+        return lateToken
+      }
+      #expect(late.events == [Call("late", .initial, 2), Call("late", .new, 3)])
+      withExtendedLifetime((token, lateToken)) {}
     }
-    observable.addObserver(owner) { value, _ in later.append(value) }
-    round.runOnAnotherThread {
-      observable.value = 1
-    } whileBlocked: {
-      observable.removeObserver(owner)
-      observable.value = 2
+  }
+
+  @Test func theDeliveringThreadNeverWaitsForARegistrationStillInItsInitialCallback() async {
+    await onItsOwnThread {
+      let observable = Observable(0)
+      let round = Gate("round 1")
+      let initial = Gate("the late registration's .initial")
+      let first = RecordingLog<(Int, ThreadMark)>()
+      let late = RecordingLog<(Call, ThreadMark)>()
+      let registrar = Shared<ThreadMark?>(nil)
+      let lateToken = Shared<ObservationToken?>(nil)
+      let token = observable.observe { value, _ in
+        first.append((value, ThreadMark()))
+        if value == 1 { round.block() }
+      }
+      let setter = runInBackground { observable.value = 1 }
+      round.waitUntilBlocked()
+      observable.value = 2  // queued behind round 1
+      let registering = runInBackground {
+        registrar.value = ThreadMark()
+        lateToken.value = observable.observe(options: [.initial, .new]) { value, option in
+          late.append((Call("late", ObservableOptionsName(option), value), ThreadMark()))
+          if option == .initial { initial.block() }
+        }
+      }
+      initial.waitUntilBlocked()
+      observable.value = 3  // queued behind the late registration
+      round.open()
+      // The setter delivers rounds 1, 2 and 3 without waiting for the registration whose .initial
+      // is still running; round 3 is kept for that registration, and nobody hands the role over.
+      setter.waitUntilFinished("the first setter, while .initial was still running,")
+      #expect(first.events.map(\.0) == [1, 2, 3])
+      #expect(first.events.allSatisfy { $0.1 != registrar.value })
+      #expect(late.events.map(\.0) == [Call("late", .initial, 2)])
+      initial.open()
+      registering.waitUntilFinished("the registering thread")
+      // Nobody was delivering when .initial returned, so the registering thread caught its own
+      // registration up, before any later round.
+      #expect(late.events.map(\.0) == [Call("late", .initial, 2), Call("late", .new, 3)])
+      #expect(late.events.allSatisfy { $0.1 == registrar.value })
+      observable.value = 4
+      #expect(late.events.map(\.0).last == Call("late", .new, 4))
+      withExtendedLifetime((token, lateToken)) {}
     }
-    #expect(!later.events.contains(2))
-    #expect(observable.observerCount == 1)
-    withExtendedLifetime(token) {}
+  }
+
+  @Test func aRemovalFromAnotherThreadDuringARoundStopsDeliveryByTheNextRound() async {
+    await onItsOwnThread {
+      let observable = Observable(0)
+      let round = Gate("the first round")
+      let owner = Owner()
+      let later = RecordingLog<Int>()
+      let token = observable.observe { value, _ in
+        if value == 1 { round.block() }
+      }
+      observable.addObserver(owner) { value, _ in later.append(value) }
+      round.runOnAnotherThread {
+        observable.value = 1
+      } whileBlocked: {
+        observable.removeObserver(owner)
+        observable.value = 2
+      }
+      #expect(!later.events.contains(2))
+      #expect(observable.observerCount == 1)
+      withExtendedLifetime(token) {}
+    }
   }
 
   @Test func roundsNeverInterleaveAndEveryObserverSeesEveryChangeInOrder() async {

@@ -45,16 +45,19 @@ struct OptionalBinderTests {
     #expect(count.observerCount == 0)
   }
 
-  @Test func valuesSetOnAnotherThreadReachTheTargetOnTheMainQueueInOrder() {
-    let main = ManualScheduler()
-    let count = Observable(0)
-    let label = DriverTestLabel()
-    let log = RecordingLog<Int?>()
-    count.bind(to: Binder<Int?>(label, scheduler: .manual(main)) { _, value in log.append(value) })
-    runInBackground {
-      for value in 1...3 { count.value = value }
-    }.waitUntilFinished()
-    main.runAll()
-    #expect(log.events == [0, 1, 2, 3])
+  @Test func valuesSetOnAnotherThreadReachTheTargetOnTheMainQueueInOrder() async {
+    await onItsOwnThread {
+      let main = ManualScheduler()
+      let count = Observable(0)
+      let label = DriverTestLabel()
+      let log = RecordingLog<Int?>()
+      count.bind(
+        to: Binder<Int?>(label, scheduler: .manual(main)) { _, value in log.append(value) })
+      runInBackground {
+        for value in 1...3 { count.value = value }
+      }.waitUntilFinished()
+      main.runAll()
+      #expect(log.events == [0, 1, 2, 3])
+    }
   }
 }

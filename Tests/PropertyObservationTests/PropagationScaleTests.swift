@@ -104,41 +104,43 @@ struct PropagationScaleTests {
   }
 
   @Test func transactionsOnTwoThreadsChangingOneObservableEachDeliverOneRoundForIt() async {
-    // An observable a transaction changed carries its mark until its round: the other thread's
-    // transaction, finding it marked, joins it by identity; once the first transaction's round
-    // has cleared the mark, the second one's next set marks it and must still not join twice.
-    let shared = Observable(0)
-    let log = RecordingLog<String>()
-    let token = shared.observe(options: [.old, .new]) { value, option in
-      log.append("\(option == .old ? "old" : "new") \(value)")
-    }
-    let firstSet = DispatchSemaphore(value: 0)
-    let otherSet = DispatchSemaphore(value: 0)
-    let firstEnded = DispatchSemaphore(value: 0)
-    let first = runInBackground(on: DispatchQueue(label: "first transaction")) {
-      withObservationTransaction {
-        shared.value = 1
-        firstSet.signal()
-        _ = otherSet.wait(timeout: .now() + testTimeout)
-        shared.value = 2
+    await onItsOwnThread {
+      // An observable a transaction changed carries its mark until its round: the other thread's
+      // transaction, finding it marked, joins it by identity; once the first transaction's round
+      // has cleared the mark, the second one's next set marks it and must still not join twice.
+      let shared = Observable(0)
+      let log = RecordingLog<String>()
+      let token = shared.observe(options: [.old, .new]) { value, option in
+        log.append("\(option == .old ? "old" : "new") \(value)")
       }
-      firstEnded.signal()
-    }
-    let second = runInBackground(on: DispatchQueue(label: "second transaction")) {
-      _ = firstSet.wait(timeout: .now() + testTimeout)
-      withObservationTransaction {
-        shared.value = 10
-        otherSet.signal()
-        _ = firstEnded.wait(timeout: .now() + testTimeout)
-        shared.value = 11
-        shared.value = 12
+      let firstSet = DispatchSemaphore(value: 0)
+      let otherSet = DispatchSemaphore(value: 0)
+      let firstEnded = DispatchSemaphore(value: 0)
+      let first = runInBackground {
+        withObservationTransaction {
+          shared.value = 1
+          firstSet.signal()
+          _ = otherSet.wait(timeout: .now() + testTimeout)
+          shared.value = 2
+        }
+        firstEnded.signal()
       }
+      let second = runInBackground {
+        _ = firstSet.wait(timeout: .now() + testTimeout)
+        withObservationTransaction {
+          shared.value = 10
+          otherSet.signal()
+          _ = firstEnded.wait(timeout: .now() + testTimeout)
+          shared.value = 11
+          shared.value = 12
+        }
+      }
+      await first.finished("the first transaction")
+      await second.finished("the second transaction")
+      // Each transaction's round: from the value before its first set to the value at its end.
+      #expect(log.events == ["old 0", "new 2", "old 1", "new 12"])
+      withExtendedLifetime(token) {}
     }
-    await first.finished("the first transaction")
-    await second.finished("the second transaction")
-    // Each transaction's round: from the value before its first set to the value at its end.
-    #expect(log.events == ["old 0", "new 2", "old 1", "new 12"])
-    withExtendedLifetime(token) {}
   }
 
   @Test func aTransactionBegunWhileAnotherEndsDeliversItsOwnRound() {

@@ -20,7 +20,7 @@ struct RegistrationChurnTests {
   ) async -> (largestQueue: Int, pairs: Int, finished: Bool) {
     let done = RecordingLog<Bool>()
     let largest = RecordingLog<Int>()
-    let churner = runInBackground(on: DispatchQueue(label: "churner")) {
+    let churner = runInBackground {
       var pairs = 0
       var queue = 0
       while done.events.isEmpty {
@@ -32,7 +32,7 @@ struct RegistrationChurnTests {
       largest.append(queue)
       largest.append(pairs)
     }
-    let setter = runInBackground(on: DispatchQueue(label: "setter")) {
+    let setter = runInBackground {
       for value in 1...count { source.value = value }
       done.append(true)
     }

@@ -799,27 +799,27 @@ private struct Accounting {
 @Suite("Stress: many threads, exact delivery accounting", .serialized)
 struct StressTests {
   @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-  @Test func eightThreadsOfMixedOperationsDeliverEveryChangeExactlyOnceInOrder() throws {
-    try runAndAccount(closuresOwnTokens: false)
+  @Test func eightThreadsOfMixedOperationsDeliverEveryChangeExactlyOnceInOrder() async throws {
+    try await runAndAccount(closuresOwnTokens: false)
   }
 
   /// The same mix plus tokens owned by other registrations' closures (a token's, a dead or
   /// removed owner's), so that ending one registration releases another inside the engine.
   @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-  @Test func eightThreadsWithClosuresOwningTokensDeliverEveryChangeExactlyOnceInOrder() throws {
-    try runAndAccount(closuresOwnTokens: true)
+  @Test func eightThreadsWithClosuresOwningTokensDeliverEveryChangeExactlyOnceInOrder()
+    async throws
+  {
+    try await runAndAccount(closuresOwnTokens: true)
   }
 
   /// Runs the eight workers and checks every log against the sets that were made.
   @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-  private func runAndAccount(closuresOwnTokens: Bool) throws {
+  private func runAndAccount(closuresOwnTokens: Bool) async throws {
     let seed = environmentSeed
     let run = StressRun(
       seed: seed, operations: environmentOperations, closuresOwnTokens: closuresOwnTokens)
     let context = "seed \(seed), \(run.operations) operations per thread"
     let initialValues = run.sources.map(\.value)
-    ThreadLedger.install(run.ledgers[threadCount])
-    defer { ThreadLedger.install(nil) }
 
     // Far more than a run needs (see the size note at the top of the file), so only a deadlock
     // trips it; a soak run gets proportionally longer, and so does a run whose waits are scaled
@@ -828,8 +828,16 @@ struct StressTests {
     let limit =
       60 * max(1, run.operations / defaultOperations)
       * max(1, Int(testTimeout / defaultTestTimeout))
-    let finished = runThreads(threadCount, within: Double(limit)) { run.work($0) }
+    // Waited for off the pool: the run takes seconds, and the tests that await deliveries need
+    // the pool's few threads meanwhile.
+    let finished = await offThePool {
+      runThreads(threadCount, within: Double(limit)) { run.work($0) }
+    }
     try #require(finished, "the workers did not finish within \(limit) s (deadlock?); \(context)")
+    // The test's own sets from here on, on whichever thread the test resumed on (no `await`
+    // follows, so it stays there).
+    ThreadLedger.install(run.ledgers[threadCount])
+    defer { ThreadLedger.install(nil) }
     run.finalSets()
 
     var accounting = Accounting()
@@ -937,38 +945,40 @@ struct StressFindingsTests {
   /// slots, under the observable's lock. A closure that owns a token of the same observable
   /// then re-enters the lock from the token's deinit: the delivering thread deadlocks.
   @Test
-  func aClosureKeptByATakenSlotOfThePendingQueueIsReleasedOutsideTheLock() {
-    let source = Observable(0)
-    let inRound = DispatchSemaphore(value: 0)
-    let proceed = DispatchSemaphore(value: 0)
-    let blocker = source.observe { value, _ in
-      guard value <= 2 else { return }
-      inRound.signal()
-      _ = proceed.wait(timeout: .now() + 10)
+  func aClosureKeptByATakenSlotOfThePendingQueueIsReleasedOutsideTheLock() async {
+    await onItsOwnThread {
+      let source = Observable(0)
+      let inRound = DispatchSemaphore(value: 0)
+      let proceed = DispatchSemaphore(value: 0)
+      let blocker = source.observe { value, _ in
+        guard value <= 2 else { return }
+        inRound.signal()
+        _ = proceed.wait(timeout: .now() + 10)
+      }
+      let delivered = DispatchSemaphore(value: 0)
+      DispatchQueue(label: "setter").async {
+        source.value = 1
+        delivered.signal()
+      }
+      guard waitOrFail(inRound, "round 1 started") else { return }
+      var outer: ObservationToken?
+      do {
+        // Registered during another thread's round: both wait in the pending queue.
+        let inner = source.observe { _, _ in }
+        outer = source.observe { _, _ in withExtendedLifetime(inner) {} }
+      }
+      for value in 2...4 { source.value = value }  // queued behind the registrations
+      proceed.signal()
+      guard waitOrFail(inRound, "round 2 started") else { return }
+      // Removed before round 3; the queue's slot for its `.add` still holds its closure, and
+      // popping change 4 empties the queue and destroys that slot under the lock.
+      outer = nil
+      proceed.signal()
+      #expect(
+        delivered.wait(timeout: .now() + 10) == .success,
+        "the delivering thread deadlocked releasing a closure that owns a token")
+      withExtendedLifetime((blocker, outer)) {}
     }
-    let delivered = DispatchSemaphore(value: 0)
-    DispatchQueue(label: "setter").async {
-      source.value = 1
-      delivered.signal()
-    }
-    guard waitOrFail(inRound, "round 1 started") else { return }
-    var outer: ObservationToken?
-    do {
-      // Registered during another thread's round: both wait in the pending queue.
-      let inner = source.observe { _, _ in }
-      outer = source.observe { _, _ in withExtendedLifetime(inner) {} }
-    }
-    for value in 2...4 { source.value = value }  // queued behind the registrations
-    proceed.signal()
-    guard waitOrFail(inRound, "round 2 started") else { return }
-    // Removed before round 3; the queue's slot for its `.add` still holds its closure, and
-    // popping change 4 empties the queue and destroys that slot under the lock.
-    outer = nil
-    proceed.signal()
-    #expect(
-      delivered.wait(timeout: .now() + 10) == .success,
-      "the delivering thread deadlocked releasing a closure that owns a token")
-    withExtendedLifetime((blocker, outer)) {}
   }
 
   /// Found by `eightThreadsWithClosuresOwningTokens…` (the other way it hangs).
@@ -979,34 +989,36 @@ struct StressFindingsTests {
   /// dropping the closures the marked entries still hold, under the observable's lock. A dead
   /// owner's closure that owns a token of the same observable then deadlocks the deliverer.
   @Test
-  func aDeadOwnersClosureIsReleasedOutsideTheLockWhenARemovalCompactsTheList() {
-    let source = Observable(0)
-    let inRound = DispatchSemaphore(value: 0)
-    let proceed = DispatchSemaphore(value: 0)
-    let blocker = source.observe { value, _ in
-      guard value == 1 else { return }
-      inRound.signal()
-      _ = proceed.wait(timeout: .now() + 10)
+  func aDeadOwnersClosureIsReleasedOutsideTheLockWhenARemovalCompactsTheList() async {
+    await onItsOwnThread {
+      let source = Observable(0)
+      let inRound = DispatchSemaphore(value: 0)
+      let proceed = DispatchSemaphore(value: 0)
+      let blocker = source.observe { value, _ in
+        guard value == 1 else { return }
+        inRound.signal()
+        _ = proceed.wait(timeout: .now() + 10)
+      }
+      var owner: FindingsOwner? = FindingsOwner()
+      do {
+        let inner = source.observe { _, _ in }
+        source.addObserver(owner!) { _, _ in withExtendedLifetime(inner) {} }
+      }
+      let cancelled = source.observe { _, _ in }
+      let delivered = DispatchSemaphore(value: 0)
+      DispatchQueue(label: "setter").async {
+        source.value = 1
+        delivered.signal()
+      }
+      guard waitOrFail(inRound, "round 1 started") else { return }
+      owner = nil  // round 1 marks the entry when it reaches it; the closure stays until compaction
+      cancelled.cancel()  // applied at the boundary: 2 of the 4 entries are then marked
+      proceed.signal()
+      #expect(
+        delivered.wait(timeout: .now() + 10) == .success,
+        "the delivering thread deadlocked releasing a dead owner's closure that owns a token")
+      withExtendedLifetime((blocker, owner)) {}
     }
-    var owner: FindingsOwner? = FindingsOwner()
-    do {
-      let inner = source.observe { _, _ in }
-      source.addObserver(owner!) { _, _ in withExtendedLifetime(inner) {} }
-    }
-    let cancelled = source.observe { _, _ in }
-    let delivered = DispatchSemaphore(value: 0)
-    DispatchQueue(label: "setter").async {
-      source.value = 1
-      delivered.signal()
-    }
-    guard waitOrFail(inRound, "round 1 started") else { return }
-    owner = nil  // round 1 marks the entry when it reaches it; the closure stays until compaction
-    cancelled.cancel()  // applied at the boundary: 2 of the 4 entries are then marked
-    proceed.signal()
-    #expect(
-      delivered.wait(timeout: .now() + 10) == .success,
-      "the delivering thread deadlocked releasing a dead owner's closure that owns a token")
-    withExtendedLifetime((blocker, owner)) {}
   }
 
   /// Found by reading the engine while writing the stress run's end-of-registration check.
@@ -1017,60 +1029,62 @@ struct StressFindingsTests {
   /// (it is neither queued nor in the reached list), so the catch-up delivers the whole backlog
   /// after `cancel()` returned, not just the round in progress.
   @Test
-  func aTokenCancelledDuringItsCatchUpIsNotCalledForTheRestOfItsBacklog() {
-    let source = Observable(0)
-    let (inRound1, proceed1) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-    let (inRound3, proceed3) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-    let (inInitial, releaseInitial) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-    let (inCatchUp, releaseCatchUp) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-    let (registered, delivered) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-    let blocker = source.observe { value, _ in
-      if value == 1 {
-        inRound1.signal()
-        _ = proceed1.wait(timeout: .now() + 10)
-      } else if value == 3 {
-        inRound3.signal()
-        _ = proceed3.wait(timeout: .now() + 10)
-      }
-    }
-    // Serial queues of their own: a global queue may get no thread for seconds while other tests
-    // hold its threads.
-    DispatchQueue(label: "deliverer").async {
-      source.value = 1
-      delivered.signal()
-    }
-    guard waitOrFail(inRound1, "round 1 started") else { return }
-    let calls = Handoff<[Int]>([])
-    let token = Handoff<ObservationToken?>(nil)
-    DispatchQueue(label: "registering thread").async {
-      token.value = source.observe(options: [.initial, .new]) { value, option in
-        if option == .initial {
-          inInitial.signal()
-          _ = releaseInitial.wait(timeout: .now() + 10)
-          return
-        }
-        calls.value.append(value)
-        if value == 2 {
-          inCatchUp.signal()
-          _ = releaseCatchUp.wait(timeout: .now() + 10)
+  func aTokenCancelledDuringItsCatchUpIsNotCalledForTheRestOfItsBacklog() async {
+    await onItsOwnThread {
+      let source = Observable(0)
+      let (inRound1, proceed1) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+      let (inRound3, proceed3) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+      let (inInitial, releaseInitial) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+      let (inCatchUp, releaseCatchUp) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+      let (registered, delivered) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+      let blocker = source.observe { value, _ in
+        if value == 1 {
+          inRound1.signal()
+          _ = proceed1.wait(timeout: .now() + 10)
+        } else if value == 3 {
+          inRound3.signal()
+          _ = proceed3.wait(timeout: .now() + 10)
         }
       }
-      registered.signal()
+      // Serial queues of their own: a global queue may get no thread for seconds while other tests
+      // hold its threads.
+      DispatchQueue(label: "deliverer").async {
+        source.value = 1
+        delivered.signal()
+      }
+      guard waitOrFail(inRound1, "round 1 started") else { return }
+      let calls = Handoff<[Int]>([])
+      let token = Handoff<ObservationToken?>(nil)
+      DispatchQueue(label: "registering thread").async {
+        token.value = source.observe(options: [.initial, .new]) { value, option in
+          if option == .initial {
+            inInitial.signal()
+            _ = releaseInitial.wait(timeout: .now() + 10)
+            return
+          }
+          calls.value.append(value)
+          if value == 2 {
+            inCatchUp.signal()
+            _ = releaseCatchUp.wait(timeout: .now() + 10)
+          }
+        }
+        registered.signal()
+      }
+      guard waitOrFail(inInitial, "the registration's .initial started") else { return }
+      for value in 2...4 { source.value = value }  // queued behind the gated registration
+      proceed1.signal()
+      // The deliverer keeps rounds 2 and 3 for the gated registration, and stops in round 3.
+      guard waitOrFail(inRound3, "round 3 started") else { return }
+      releaseInitial.signal()
+      guard waitOrFail(registered, "the registering call returned") else { return }
+      proceed3.signal()
+      // The deliverer catches the registration up: change 2, then 3.
+      guard waitOrFail(inCatchUp, "the catch-up started") else { return }
+      token.value?.cancel()
+      releaseCatchUp.signal()
+      guard waitOrFail(delivered, "the delivering thread finished") else { return }
+      #expect(calls.value == [2], "called after cancel() returned, beyond the round in progress")
+      withExtendedLifetime(blocker) {}
     }
-    guard waitOrFail(inInitial, "the registration's .initial started") else { return }
-    for value in 2...4 { source.value = value }  // queued behind the gated registration
-    proceed1.signal()
-    // The deliverer keeps rounds 2 and 3 for the gated registration, and stops in round 3.
-    guard waitOrFail(inRound3, "round 3 started") else { return }
-    releaseInitial.signal()
-    guard waitOrFail(registered, "the registering call returned") else { return }
-    proceed3.signal()
-    // The deliverer catches the registration up: change 2, then 3.
-    guard waitOrFail(inCatchUp, "the catch-up started") else { return }
-    token.value?.cancel()
-    releaseCatchUp.signal()
-    guard waitOrFail(delivered, "the delivering thread finished") else { return }
-    #expect(calls.value == [2], "called after cancel() returned, beyond the round in progress")
-    withExtendedLifetime(blocker) {}
   }
 }

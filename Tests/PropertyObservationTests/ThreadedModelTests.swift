@@ -184,43 +184,45 @@ struct ThreadedModelTests {
   /// 2 must deliver `1, 5, 2` to G1 before it returns: G2, registered after G1, must not hold
   /// it back.
   @Test func aGatedRegistrationIsNotHeldBackByALaterRegistrationsInitial() async {
-    let observable = Observable(0)
-    let gates = [Gate("G1's .initial"), Gate("G2's .initial")]
-    let log = RecordingLog<String>()
-    let tokens = RecordingLog<ObservationToken>()
-    func register(_ index: Int) -> BackgroundRun {
-      runInBackground {
-        let token = observable.observe(options: [.initial, .new]) { value, option in
-          log.append("G\(index + 1) \(option == .initial ? "initial" : "new") \(value)")
-          if option == .initial { gates[index].block() }
+    await onItsOwnThread {
+      let observable = Observable(0)
+      let gates = [Gate("G1's .initial"), Gate("G2's .initial")]
+      let log = RecordingLog<String>()
+      let tokens = RecordingLog<ObservationToken>()
+      func register(_ index: Int) -> BackgroundRun {
+        runInBackground {
+          let token = observable.observe(options: [.initial, .new]) { value, option in
+            log.append("G\(index + 1) \(option == .initial ? "initial" : "new") \(value)")
+            if option == .initial { gates[index].block() }
+          }
+          tokens.append(token)
         }
-        tokens.append(token)
       }
+      let first = register(0)
+      await gates[0].blocked()
+      observable.value = 1
+      let second = register(1)
+      await gates[1].blocked()
+      observable.value = 5
+      gates[0].open()
+      await first.finished("G1's registering call")
+      observable.value = 2
+      let afterSet = log.events
+      gates[1].open()
+      await second.finished("G2's registering call")
+      observable.value = 3
+      #expect(afterSet == ["G1 initial 0", "G2 initial 1", "G1 new 1", "G1 new 5", "G1 new 2"])
+      // Once no .initial runs, both are caught up, in order, and in step.
+      #expect(
+        log.events.filter { $0.hasPrefix("G1") } == [
+          "G1 initial 0", "G1 new 1", "G1 new 5", "G1 new 2", "G1 new 3",
+        ])
+      #expect(
+        log.events.filter { $0.hasPrefix("G2") } == [
+          "G2 initial 1", "G2 new 5", "G2 new 2", "G2 new 3",
+        ])
+      withExtendedLifetime(tokens.events) {}
     }
-    let first = register(0)
-    await gates[0].blocked()
-    observable.value = 1
-    let second = register(1)
-    await gates[1].blocked()
-    observable.value = 5
-    gates[0].open()
-    await first.finished("G1's registering call")
-    observable.value = 2
-    let afterSet = log.events
-    gates[1].open()
-    await second.finished("G2's registering call")
-    observable.value = 3
-    #expect(afterSet == ["G1 initial 0", "G2 initial 1", "G1 new 1", "G1 new 5", "G1 new 2"])
-    // Once no .initial runs, both are caught up, in order, and in step.
-    #expect(
-      log.events.filter { $0.hasPrefix("G1") } == [
-        "G1 initial 0", "G1 new 1", "G1 new 5", "G1 new 2", "G1 new 3",
-      ])
-    #expect(
-      log.events.filter { $0.hasPrefix("G2") } == [
-        "G2 initial 1", "G2 new 5", "G2 new 2", "G2 new 3",
-      ])
-    withExtendedLifetime(tokens.events) {}
   }
 }
 

@@ -153,20 +153,22 @@ struct TwoWayBindingTests {
     binding.cancel()
   }
 
-  @Test func oneSideSetFromManyThreadsLeavesBothEqual() {
-    let model = Observable(0)
-    let field = Observable(0)
-    let breaker = EchoLoopBreaker()
-    breaker.watch(model, field)
-    let binding = model.bindBidirectionally(to: field)
-    let modelLog = RecordingLog<Int>()
-    let modelToken = model.observe { value, _ in modelLog.append(value) }
-    runConcurrently(4) { _ in
-      for _ in 0..<200 { field.update { $0 += 1 } }
+  @Test func oneSideSetFromManyThreadsLeavesBothEqual() async {
+    await onItsOwnThread {
+      let model = Observable(0)
+      let field = Observable(0)
+      let breaker = EchoLoopBreaker()
+      breaker.watch(model, field)
+      let binding = model.bindBidirectionally(to: field)
+      let modelLog = RecordingLog<Int>()
+      let modelToken = model.observe { value, _ in modelLog.append(value) }
+      runConcurrently(4) { _ in
+        for _ in 0..<200 { field.update { $0 += 1 } }
+      }
+      #expect(field.value == 800)
+      #expect(model.value == 800)
+      #expect(modelLog.events == Array(1...800))
+      withExtendedLifetime((binding, modelToken)) {}
     }
-    #expect(field.value == 800)
-    #expect(model.value == 800)
-    #expect(modelLog.events == Array(1...800))
-    withExtendedLifetime((binding, modelToken)) {}
   }
 }

@@ -73,20 +73,56 @@ struct TwoWayRebindingTests {
     withExtendedLifetime((first, second)) {}
   }
 
-  @Test func twoWayAndOneWayBindingsOfOneObservableReplaceEachOther() {
-    let (field, title, name, breaker) = watchedTrio(("", "title", "name"))
+  @Test func aOneWayBindingIntoAnObservableLeavesItsTwoWayBindingInPlace() {
+    // Bond's DynamicSubjectTests: a feed bound into a subject that is bound two ways.
+    let (target, subject, _, breaker) = watchedTrio(("0", "", ""))
+    let feed = Observable("1")
+    let log = RecordingLog<String>()
+    let logging = target.observe { value, _ in log.append(value) }
+    let twoWay = target.bindBidirectionally(to: subject)
+    subject.value = "6"
+    subject.value = "7"
+    feed.bind(to: subject)
+    feed.value = "2"
+    feed.value = "3"
+    #expect(log.events == ["6", "7", "1", "2", "3"])
+    // And the other way, into the subject, which the feed does not undo until it changes.
+    target.value = "8"
+    #expect((subject.value, feed.value) == ("8", "3"))
+    withExtendedLifetime((logging, twoWay, breaker)) {}
+  }
 
+  @Test func aTwoWayBindingOfAnObservableLeavesTheOneWayBindingIntoIt() {
+    let (field, title, name, breaker) = watchedTrio(("", "title", "name"))
     title.bind(to: field)
     let twoWay = name.bindBidirectionally(to: field)
-    title.value = "title 2"
     #expect(field.value == "name")
-
-    title.bind(to: field)
+    title.value = "title 2"
+    #expect((field.value, name.value) == ("title 2", "title 2"))
     field.value = "typed"
-    #expect((name.value, field.value) == ("name", "typed"))
-    title.value = "title 3"
-    #expect(field.value == "title 3")
+    #expect((name.value, title.value) == ("typed", "title 2"))
     withExtendedLifetime((twoWay, breaker)) {}
+  }
+
+  @Test func rebindingReplacesOnlyTheBindingOfTheSameKind() {
+    let (field, oldTitle, newTitle, breaker) = watchedTrio(("", "old title", "new title"))
+    let (oldName, newName) = (Observable("old name"), Observable("new name"))
+    oldTitle.bind(to: field)
+    let oldTwoWay = oldName.bindBidirectionally(to: field)
+    newTitle.bind(to: field)  // replaces `oldTitle`'s one-way binding only
+    let newTwoWay = newName.bindBidirectionally(to: field)  // replaces `oldName`'s only
+    let log = RecordingLog<String>()
+    let logging = field.observe { value, _ in log.append(value) }
+    oldTitle.value = "old title 2"
+    oldName.value = "old name 2"
+    newTitle.value = "new title 2"
+    newName.value = "new name 2"
+    #expect(log.events == ["new title 2", "new name 2"])
+    field.value = "typed"
+    #expect(
+      [oldTitle.value, oldName.value, newTitle.value, newName.value]
+        == ["old title 2", "old name 2", "new title 2", "typed"])
+    withExtendedLifetime((oldTwoWay, newTwoWay, logging, breaker)) {}
   }
 
   @Test func cancellingAReplacedTokenLeavesTheBindingThatReplacedIt() {
@@ -102,25 +138,27 @@ struct TwoWayRebindingTests {
     withExtendedLifetime((current, breaker)) {}
   }
 
-  @Test func rebindingOneFieldFromTwoThreadsAtOnceLeavesExactlyOneBinding() {
-    let field = Observable(-1)
-    let models = [Observable(0), Observable(1)]
-    let kept = RecordingLog<ObservationToken>()
-    runConcurrently(2) { index in
-      var token = models[index].bindBidirectionally(to: field)
-      for _ in 0..<300 {
-        // Each bind ends whichever binding the field had, this thread's or the other's,
-        // possibly before that binding has made its registrations.
-        token = models[index].bindBidirectionally(to: field)
+  @Test func rebindingOneFieldFromTwoThreadsAtOnceLeavesExactlyOneBinding() async {
+    await onItsOwnThread {
+      let field = Observable(-1)
+      let models = [Observable(0), Observable(1)]
+      let kept = RecordingLog<ObservationToken>()
+      runConcurrently(2) { index in
+        var token = models[index].bindBidirectionally(to: field)
+        for _ in 0..<300 {
+          // Each bind ends whichever binding the field had, this thread's or the other's,
+          // possibly before that binding has made its registrations.
+          token = models[index].bindBidirectionally(to: field)
+        }
+        kept.append(token)
       }
-      kept.append(token)
+      // Both threads still hold a token, but only the binding installed last is alive.
+      #expect(field.observerCount == 1)
+      #expect(models[0].observerCount + models[1].observerCount == 1)
+      field.value = 42
+      #expect(models.map(\.value).filter { $0 == 42 }.count == 1)
+      withExtendedLifetime(kept) {}
     }
-    // Both threads still hold a token, but only the binding installed last is alive.
-    #expect(field.observerCount == 1)
-    #expect(models[0].observerCount + models[1].observerCount == 1)
-    field.value = 42
-    #expect(models.map(\.value).filter { $0 == 42 }.count == 1)
-    withExtendedLifetime(kept) {}
   }
 
   @Test func oneModelBoundToTwoFieldsKeepsBothBindings() {

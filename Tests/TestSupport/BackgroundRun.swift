@@ -1,4 +1,5 @@
 package import Dispatch
+import Foundation
 
 /// Work running on another thread, which the test waits for with a deadline.
 ///
@@ -7,12 +8,16 @@ package import Dispatch
 /// never ended, neither did the run. Waiting here fails the test instead.
 package final class BackgroundRun: Sendable {
   private let finished = DispatchSemaphore(value: 0)
+  /// Wakes the `async` waits when the work has returned.
+  private let returned = Signal()
 
-  fileprivate init(on queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) {
-    queue.async { [finished] in
+  fileprivate init(on queue: DispatchQueue?, _ body: @escaping @Sendable () -> Void) {
+    let run: @Sendable () -> Void = { [finished, returned] in
       body()
       finished.signal()
+      returned.signal()
     }
+    if let queue { queue.async(execute: run) } else { startThread(run) }
   }
 
   /// Blocks until the work has returned, or records a failure naming `what` after `timeout`
@@ -57,12 +62,17 @@ extension BackgroundRun {
     line: UInt = #line,
     column: UInt = #column
   ) async -> Bool {
-    if await poll(for: timeout, until: { finished.wait(timeout: .now()) == .success }) {
+    let isFinished = await returned.wait(for: timeout) {
+      guard finished.wait(timeout: .now()) == .success else { return false }
       finished.signal()  // put back, so that a later wait sees the work finished too
       return true
     }
-    return waitUntilFinished(
-      what, timeout: 0, fileID: fileID, filePath: filePath, line: line, column: column)
+    if !isFinished {
+      recordFailure(
+        "\(what) did not finish within \(timeout) s", fileID: fileID, filePath: filePath,
+        line: line, column: column)
+    }
+    return isFinished
   }
 }
 
@@ -79,13 +89,26 @@ package func poll(for timeout: Double, until condition: () -> Bool) async -> Boo
   return condition()
 }
 
-/// Starts `body` on `queue` (a global queue by default, so on another thread than the caller's)
-/// and returns at once; wait for it with ``BackgroundRun/waitUntilFinished(_:timeout:fileID:filePath:line:column:)``.
+/// Starts `body` on `queue`, or by default on a thread of its own, and returns at once; wait for
+/// it with ``BackgroundRun/waitUntilFinished(_:timeout:fileID:filePath:line:column:)`` (or
+/// ``BackgroundRun/finished(_:timeout:fileID:filePath:line:column:)`` in an `async` test).
+///
+/// Not a global queue by default: on Linux those share their few threads (one per core) with
+/// the tasks Swift Testing runs tests on, so work queued there waits behind every test that
+/// holds a thread, and a test that waits for it can time out on a busy machine.
 package func runInBackground(
-  on queue: DispatchQueue = .global(),
+  on queue: DispatchQueue? = nil,
   _ body: @escaping @Sendable () -> Void
 ) -> BackgroundRun {
   BackgroundRun(on: queue, body)
+}
+
+/// Starts `body` on a new thread, outside every pool, so that it runs however many of the
+/// pools' threads the other tests hold.
+package func startThread(_ body: @escaping @Sendable () -> Void) {
+  let thread = Thread(block: body)
+  thread.stackSize = 1 << 20
+  thread.start()
 }
 
 /// Runs `body(index)` for each index below `count`, on that many threads released together, and
@@ -106,7 +129,9 @@ package func runConcurrently(
   let start = DispatchSemaphore(value: 0)
   for index in 0..<count {
     group.enter()
-    DispatchQueue.global().async {
+    // A thread each (see `runInBackground`), so that the bodies overlap even while the pools'
+    // threads are taken.
+    startThread {
       // Released at once below; the deadline only keeps a starved thread from waiting forever.
       _ = start.wait(timeout: .now() + timeout)
       body(index)
@@ -118,4 +143,13 @@ package func runConcurrently(
   recordFailure(
     "\(count) concurrent bodies did not finish within \(timeout) s", fileID: fileID,
     filePath: filePath, line: line, column: column)
+}
+
+/// Stays busy for `microseconds` of wall time, or until `isDone` returns `true`: a window of fixed
+/// length for other threads to overlap. Use it instead of `sched_yield`, whose cost grows with the
+/// number of runnable threads (a yield can hand the core to another thread for its whole time
+/// slice), so that tens of yields per call take minutes on a busy machine.
+package func spin(microseconds: UInt64, until isDone: () -> Bool = { false }) {
+  let end = DispatchTime.now().uptimeNanoseconds + microseconds * 1_000
+  while DispatchTime.now().uptimeNanoseconds < end && !isDone() {}
 }

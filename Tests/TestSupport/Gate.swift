@@ -16,6 +16,8 @@ package final class Gate: @unchecked Sendable {
   private let name: String
   private let arrived = DispatchSemaphore(value: 0)
   private let opened = DispatchSemaphore(value: 0)
+  /// Wakes the `async` waits for a thread to arrive.
+  private let arrival = Signal()
   private let lock = NSLock()
   // Guarded by `lock`: failures seen on a thread other than the test's, reported by the test.
   private var problems: [String] = []
@@ -34,6 +36,7 @@ package final class Gate: @unchecked Sendable {
   /// seconds it goes on and leaves the failure for the test to report.
   package func block() {
     arrived.signal()
+    arrival.signal()
     guard opened.wait(timeout: .now() + testTimeout) == .timedOut else { return }
     note("a thread waited \(testTimeout) s at \(name) and went on without it being opened")
   }
@@ -56,8 +59,9 @@ package final class Gate: @unchecked Sendable {
     return false
   }
 
-  /// ``waitUntilBlocked(fileID:filePath:line:column:)`` for `async` tests: waits without
-  /// blocking a thread of the cooperative pool or the main actor, which other tests need.
+  /// ``waitUntilBlocked(fileID:filePath:line:column:)`` for `async` tests: waits for the thread's
+  /// arrival without blocking a thread of the cooperative pool or the main actor, which other
+  /// tests need.
   ///
   /// - Returns: Whether a thread reached the gate in time.
   @discardableResult
@@ -67,10 +71,13 @@ package final class Gate: @unchecked Sendable {
     line: UInt = #line,
     column: UInt = #column
   ) async -> Bool {
-    if await poll(for: testTimeout, until: { arrived.wait(timeout: .now()) == .success }) {
+    if await arrival.wait(for: testTimeout, until: { arrived.wait(timeout: .now()) == .success }) {
       return true
     }
-    return waitUntilBlocked(fileID: fileID, filePath: filePath, line: line, column: column)
+    recordFailure(
+      "no thread reached \(name) within \(testTimeout) s", fileID: fileID, filePath: filePath,
+      line: line, column: column)
+    return false
   }
 
   /// Lets one blocked thread (or the next to arrive) go on, and records the failures of threads

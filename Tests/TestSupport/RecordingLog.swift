@@ -74,7 +74,7 @@ package final class RecordingLog<Event>: @unchecked Sendable {
 }
 
 /// Resumes a continuation at most once, from whichever of several callers comes first.
-private final class ResumeOnce<Result: Sendable>: @unchecked Sendable {
+final class ResumeOnce<Result: Sendable>: @unchecked Sendable {
   private let lock = NSLock()
   // Guarded by `lock`.
   private var continuation: CheckedContinuation<Result, Never>?

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import XCTest
 
@@ -10,15 +11,29 @@ import XCTest
 /// How long a test waits for another thread before it records a failure and goes on.
 ///
 /// Every wait in the tests is bounded by it, so a regression that loses a signal fails its test
-/// instead of hanging the whole run (and CI with it). 10 s by default; `TEST_TIMEOUT_SECONDS`
-/// raises it for slow runs (ThreadSanitizer makes everything several times slower, and on two
-/// cores the heavy suites can keep every shared test thread busy for seconds).
+/// instead of hanging the whole run (and CI with it). No test waits for it to pass: it is only
+/// ever reached by a failure, so a longer one slows nothing down but the report of a hang.
+///
+/// `TEST_TIMEOUT_SECONDS` sets it (ThreadSanitizer makes everything several times slower).
+/// Otherwise it is 10 s on an idle machine, stretched by the machine's load when the run starts:
+/// with a load average of three runnable threads per core (another build beside `swift test`),
+/// each test thread gets a third of a core, and a wait for a few seconds of work needs three
+/// times as long. The stretch is at most six-fold.
 package let testTimeout: Double = {
-  guard let raw = getenv("TEST_TIMEOUT_SECONDS"), let seconds = Double(String(cString: raw)) else {
-    return defaultTestTimeout
+  if let raw = getenv("TEST_TIMEOUT_SECONDS"), let seconds = Double(String(cString: raw)) {
+    return seconds
   }
-  return seconds
+  return defaultTestTimeout * machineLoadFactor
 }()
+
+/// The load average of the last minute per core, between 1 and 6: how many times slower than on
+/// an idle machine a thread of the tests may run.
+private var machineLoadFactor: Double {
+  var load = [0.0]
+  let cores = Double(max(1, ProcessInfo.processInfo.activeProcessorCount))
+  guard getloadavg(&load, 1) == 1 else { return 1 }
+  return min(6, max(1, load[0] / cores))
+}
 
 /// ``testTimeout`` when `TEST_TIMEOUT_SECONDS` is not set: waits sized for a normal run scale by
 /// `testTimeout / defaultTestTimeout`.

@@ -1,12 +1,21 @@
-/// Which property of which object a key-path binding writes to.
+/// Which property of which object a binding writes to, and which kind of binding it is: a
+/// binding replaces only the earlier binding with the same key.
 struct BindingKey: Hashable {
+  /// A one-way binding feeds its target; a two-way binding also reads it back. They do
+  /// different jobs, so one does not replace the other: a feed bound into an observable leaves
+  /// that observable's two-way binding in place, and the other way round.
+  enum Kind: Hashable {
+    case oneWay, twoWay
+  }
+
   let target: ObjectIdentifier
   let keyPath: AnyKeyPath
+  let kind: Kind
 }
 
-/// A binding that the registry ends when its (target, key path) pair is bound again: a key-path
-/// binding (``PropertyBinding``), or a two-way binding, whose target is the `value` of the
-/// observable it was bound to.
+/// A binding that the registry ends when its (target, key path) pair is bound again by a
+/// binding of the same kind: a key-path binding (``PropertyBinding``), or a two-way binding,
+/// whose target is the `value` of the observable it was bound to.
 protocol ReplaceableBinding: AnyObject, Sendable {
   /// The pair the binding writes to.
   var key: BindingKey { get }
@@ -14,8 +23,9 @@ protocol ReplaceableBinding: AnyObject, Sendable {
   func unbind()
 }
 
-/// The current binding of every bound (target, key path) pair, so that binding a pair again ends
-/// its earlier binding, whichever source it came from.
+/// The current binding of every bound (target, key path) pair, one of each kind, so that binding
+/// a pair again the same way ends its earlier binding of that kind, whichever source it came
+/// from.
 ///
 /// The one process-wide table the binding layer keeps: a target has no storage of its own to
 /// remember its bindings in. Records hold the target and the binding weakly; a binding lives as

@@ -35,8 +35,8 @@ extension Observable {
   ///
   /// The binding lasts as long as the returned token: cancel or release it to end the binding.
   /// It holds neither observable strongly, and stops by itself when either of them is
-  /// deallocated. Binding `other` again, one way or two ways, from any source, ends it first,
-  /// as for the unconverted form.
+  /// deallocated. Binding `other` two ways again, from any source, ends it first, as for the
+  /// unconverted form; a one-way binding into `other` leaves it in place.
   ///
   /// > Important: `forward` runs synchronously on the thread that delivers this observable's
   /// > change and `backward` on the thread that delivers `other`'s, each never concurrently

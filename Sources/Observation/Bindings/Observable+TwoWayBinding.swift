@@ -32,8 +32,10 @@ extension Observable {
   ///
   /// ## Rebinding replaces
   ///
-  /// As with a one-way `bind(to:)`, `other` has one binding at a time: binding it again, one
-  /// way or two ways, from any source, ends the earlier binding first. A reused form cell that
+  /// As with a one-way `bind(to:)`, `other` has one two-way binding at a time: binding it two
+  /// ways again, from any source, ends the earlier two-way binding first. (A one-way
+  /// `bind(to: other)` is a binding of another kind: it feeds `other`, and leaves its two-way
+  /// binding in place, as this one leaves it.) A reused form cell that
   /// binds its field to the next model simply binds again; the old model no longer receives
   /// what is typed, and is not set to the new model's value:
   ///
@@ -84,7 +86,7 @@ extension Observable where Value: Equatable {
   ///
   /// Everything else is as described on the general form: this observable wins at the moment of
   /// binding, the loop guard does not depend on equality, the returned token owns the binding,
-  /// neither side is kept alive, and binding `other` again ends this binding.
+  /// neither side is kept alive, and binding `other` two ways again ends this binding.
   ///
   /// - Parameter other: The observable to keep equal to this one. Binding an observable to
   ///   itself is a programming error (a precondition failure).

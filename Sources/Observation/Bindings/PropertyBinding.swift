@@ -21,8 +21,8 @@
 /// ```
 ///
 /// A binding also ends when:
-/// - the same (target, key path) pair is bound again, from any source (for `bind(to:)` of an
-///   observable, a two-way binding of that observable counts too);
+/// - the same (target, key path) pair is bound again one way, from any source (a two-way
+///   binding of an observable is of another kind, and neither ends the other);
 /// - `removeObserver(target)` is called on its source.
 ///
 /// > Important: Ending a binding stops it from writing to its target at once, and releases the

@@ -21,17 +21,17 @@ extension ReadOnlyObservable {
   /// deallocated; the returned ``PropertyBinding`` can end it earlier, and discarding it does
   /// not. `removeObserver(target)` on this observable ends it too.
   ///
-  /// The binding never keeps an ``Observable`` alive. It does keep a *derived* observable
-  /// (``map(_:)``, ``combineLatest(_:)``, …) alive, with its sources, while the binding lasts: a
-  /// chain built inline in the call, as above, keeps delivering until the target dies, and is
-  /// released when the derived observable next publishes after that (for a `map`, at the
-  /// source's next change).
+  /// The binding never keeps an ``Observable`` alive. Like every registration, it does keep a
+  /// *derived* observable (``map(_:)``, ``combineLatest(_:)``, …) alive, with its sources, while
+  /// the binding lasts: a chain built inline in the call, as above, keeps delivering until the
+  /// target dies, and is released when the derived observable next publishes after that (for a
+  /// `map`, at the source's next change).
   ///
   /// ## Rebinding replaces
   ///
-  /// Binding a (target, key path) pair that already has a binding from this library ends the
-  /// earlier binding first, whatever its source. A reused cell that shows another model simply
-  /// binds again; the old model's later changes never reach it, and no bag is needed.
+  /// Binding a (target, key path) pair that already has a one-way binding from this library
+  /// ends the earlier binding first, whatever its source. A reused cell that shows another model
+  /// simply binds again; the old model's later changes never reach it, and no bag is needed.
   ///
   /// > Important: The property is written synchronously, on the thread that delivers the
   /// > change (the thread that set the source, or the one already delivering it), in the order
@@ -97,8 +97,10 @@ extension ReadOnlyObservable {
   /// This is a key-path binding of `other`'s ``Observable/value``, with the same lifetime: the
   /// target observable owns it and is held weakly, the binding ends when `other` is
   /// deallocated, when the returned handle is unbound, when `removeObserver(other)` is called
-  /// on this observable, or when `other` is bound again from any source (the new binding
-  /// replaces it). It never keeps this observable alive unless it is a derived one.
+  /// on this observable, or when `other` is bound again one way from any source (the new
+  /// binding replaces it). A two-way binding of `other` is a binding of another kind: this one
+  /// feeds it and does not end it, nor does it end this one. It never keeps this observable
+  /// alive unless it is a derived one.
   ///
   /// Every change of this observable sets `other`, and `other`'s observers run synchronously on
   /// the delivering thread. Binding two observables to each other this way would set them back
@@ -124,17 +126,13 @@ extension ReadOnlyObservable {
   ) -> PropertyBinding {
     let binding = PropertyBinding(
       source: self,
-      key: BindingKey(target: ObjectIdentifier(target), keyPath: keyPath)
+      key: BindingKey(target: ObjectIdentifier(target), keyPath: keyPath, kind: .oneWay)
     )
     // Rebinding replaces: end the pair's earlier binding, on whichever source it lives.
     BindingRegistry.shared.install(binding, target: target)?.unbind()
     // One registration, owned weakly by the target and removable through the binding. Its
     // closure keeps the binding (the handle's identity must not be reused while the entry
-    // exists) and a derived source (which has no owner but its users) alive; a root
-    // `Observable` is owned by its model and is not kept. The cycle through a derived source's
-    // own list ends when the entry does.
-    // Held as `AnyObject?`: a generic optional would cost a metadata look-up on every write.
-    let chain: AnyObject? = self is Observable<Value> ? nil : self
+    // exists) and, like every registration, a derived source alive (`keepingAlive`).
     let callback: Callback
     if case .delivering = isolation {
       callback = { [unowned(unsafe) target] value, _ in
@@ -142,7 +140,6 @@ extension ReadOnlyObservable {
         // owner once), so the unowned(unsafe) capture is never dangling here.
         apply(target, value)
         withExtendedLifetime(binding) {}
-        withExtendedLifetime(chain) {}
       }
     } else {
       // The write may wait for the target's actor, after the delivery loop let go of it.
@@ -150,7 +147,6 @@ extension ReadOnlyObservable {
         guard let target else { return }
         apply(target, value)
         withExtendedLifetime(binding) {}
-        withExtendedLifetime(chain) {}
       }
     }
     register(
@@ -159,7 +155,7 @@ extension ReadOnlyObservable {
         handle: binding,
         options: [.initial, .new],
         callback: isolation.confine(
-          callback, owner: target, key: .handle(binding, ownedBy: target), on: self)
+          keepingAlive(callback), owner: target, key: .handle(binding, ownedBy: target), on: self)
       ),
       replacing: false,
       initial: callback

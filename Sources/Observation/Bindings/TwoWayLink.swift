@@ -13,10 +13,10 @@
 /// The link is the owner of both registrations and is owned by the token that
 /// `bindBidirectionally(to:)` returns; it holds both observables weakly.
 ///
-/// Its target is the second observable's `value`, the pair a one-way `bind(to:)` of that
-/// observable writes to: binding that observable again, one way or two ways, from any source,
-/// ends this link first (see `BindingRegistry`), so a reused form cell bound to a new model no
-/// longer writes the new model's value into the old one.
+/// Its target is the second observable's `value`: binding that observable two ways again, from
+/// any model, ends this link first (see `BindingRegistry`), so a reused form cell bound to a new
+/// model no longer writes the new model's value into the old one. A one-way `bind(to:)` into
+/// that observable is a binding of another kind and leaves this link in place.
 final class TwoWayLink<First, Second>: RegistrationRemoving {
   private enum Side {
     case first, second
@@ -52,7 +52,8 @@ final class TwoWayLink<First, Second>: RegistrationRemoving {
     self.backward = backward
     self.isRedundantForward = isRedundantForward
     self.isRedundantBackward = isRedundantBackward
-    key = BindingKey(target: ObjectIdentifier(second), keyPath: \Observable<Second>.value)
+    key = BindingKey(
+      target: ObjectIdentifier(second), keyPath: \Observable<Second>.value, kind: .twoWay)
   }
 
   deinit {
@@ -60,8 +61,8 @@ final class TwoWayLink<First, Second>: RegistrationRemoving {
   }
 
   func connect(_ first: Observable<First>, _ second: Observable<Second>) {
-    // Rebinding replaces: the earlier binding of `second` ends before this link pushes its
-    // value there, so the old model never receives the new model's value.
+    // Rebinding replaces: the earlier two-way binding of `second` ends before this link pushes
+    // its value there, so the old model never receives the new model's value.
     BindingRegistry.shared.install(self, target: second)?.unbind()
     // `second` first, so that the echo of the initial push is recognised.
     second.observe(with: self) { link, value in link.sendBack(value) }

@@ -15,9 +15,11 @@ extension ReadOnlyObservableArray {
   /// > its one input is final then, so it never shows a state that did not exist. `transform`
   /// > is never called concurrently with itself, and no lock is held while it runs.
   ///
-  /// It keeps this array alive and lives as long as its users hold it: a variable, a token
-  /// from ``observe(options:isolation:_:)``, an owner's registration or a binding (the last two
-  /// until the owner is gone and the array next changes).
+  /// It keeps this array alive and lives as long as its users hold it, by the rule of
+  /// ``ReadOnlyObservable/map(_:)``: a variable, or a registration on it for as long as the
+  /// registration lasts (a token from ``observe(options:isolation:_:)`` until it is cancelled or
+  /// released, an owner's registration or a binding while the owner lives; after the owner dies,
+  /// the derived array is released at its next change).
   ///
   /// - Parameter transform: Computes a derived element.
   /// - Returns: The derived array.

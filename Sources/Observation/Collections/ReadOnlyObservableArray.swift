@@ -344,6 +344,9 @@ final class ArrayView<Element>: ReadOnlyObservable<[Element]> {
     self.array = array
     super.init(initialValue: [])
   }
+
+  /// Nobody owns the view but its users, so a registration on it keeps it alive while it lasts.
+  override var keptAliveByRegistrations: AnyObject? { self }
 }
 
 // Its state lives in `ReadOnlyObservable`, guarded by its lock; `upstream` is immutable.

@@ -90,7 +90,8 @@ extension ReadOnlyObservable {
         owner: owner,
         kind: .owned,
         options: options,
-        callback: isolation.confine(callback, owner: owner, key: .owned(by: owner), on: self)
+        callback: isolation.confine(
+          keepingAlive(callback), owner: owner, key: .owned(by: owner), on: self)
       ),
       replacing: false,
       initial: options.contains(.initial) ? callback : nil
@@ -166,6 +167,24 @@ extension ReadOnlyObservable {
       } else if let oldValue = previous.value {
         handler(ObservedChange(oldValue: oldValue, newValue: value))
       }
+    }
+  }
+}
+
+extension ReadOnlyObservable {
+  /// `callback`, made to hold ``keptAliveByRegistrations`` for as long as the registration holds
+  /// it: the one rule by which a registration keeps a derived chain alive, whatever its kind (an
+  /// owner's, a token's through its observable, a binding's).
+  ///
+  /// On a derived observable this makes a cycle through its own list of observers, which ends
+  /// when the entry goes: at once when it is removed (a cancelled token, `removeObserver`, an
+  /// unbind), and at the observable's next round when its owner died (there is no hook that tells
+  /// it sooner), when the entry is pruned.
+  final func keepingAlive(_ callback: @escaping Callback) -> Callback {
+    guard let chain = keptAliveByRegistrations else { return callback }
+    return { value, option in
+      withExtendedLifetime(chain) {}
+      callback(value, option)
     }
   }
 }

@@ -54,6 +54,11 @@ public class ReadOnlyObservable<Value> {
     storage = initialValue
   }
 
+  /// What a registration on this observable keeps alive for as long as the registration lasts:
+  /// nothing here, since a model owns its observables; a derived observable, which nobody owns
+  /// but its users, returns itself (see ``keepingAlive(_:)``).
+  var keptAliveByRegistrations: AnyObject? { nil }
+
   deinit {
     lock.deallocate()
   }
@@ -129,7 +134,7 @@ public class ReadOnlyObservable<Value> {
         owner: observer,
         options: options,
         callback: CallbackIsolation(isolation).confine(
-          closure, owner: observer, key: .replaceable(ownedBy: observer), on: self)
+          keepingAlive(closure), owner: observer, key: .replaceable(ownedBy: observer), on: self)
       ),
       replacing: removeIfExists,
       initial: options.contains(.initial) ? closure : nil

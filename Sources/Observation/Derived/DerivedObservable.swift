@@ -19,6 +19,10 @@ final class DerivedObservable<Value>: ReadOnlyObservable<Value> {
     super.init(initialValue: seed)
   }
 
+  /// Nobody owns a derived observable but its users, so each registration on it keeps it alive
+  /// while the registration lasts: a chain built inline and observed with an owner keeps working.
+  override var keptAliveByRegistrations: AnyObject? { self }
+
   deinit {
     // Releasing a token can release the observable it observes, and so on up a chain: hand the
     // tokens to the thread's context, which releases a chain one link after another instead of

@@ -23,9 +23,12 @@ extension ReadOnlyObservable {
   /// ## Lifetime
   ///
   /// The derived observable keeps this observable alive. Nothing keeps the derived observable
-  /// alive but its users: a variable, an ``ObservationToken`` from ``observe(options:isolation:_:)``, or a
-  /// key-path binding, which keeps the chain it is bound to alive while its target lives. When
-  /// the derived observable is deallocated, its registration on this observable ends.
+  /// alive but its users: a variable, or a registration on it, which keeps it alive for as long
+  /// as the registration lasts (a token's until it is cancelled or released, an owner's or a
+  /// binding's while the owner lives). So `source.map(f).observe(with: self) { … }` keeps
+  /// delivering while `self` lives. When the derived observable is deallocated, its registration
+  /// on this observable ends. After an owner dies, the derived observable is released at its
+  /// next change: see <doc:BindingsAndLifetimes>.
   ///
   /// > Important: The derived value updates synchronously, on the thread that delivers this
   /// > observable's round, when the round reaches the registration that `map` made: after the
@@ -56,8 +59,7 @@ extension ReadOnlyObservable {
   /// let sameRounded = reading.removeDuplicates { abs($0 - $1) < 0.5 }
   /// ```
   ///
-  /// Lifetime and threading are those of ``map(_:)``. A key-path binding to the result notices
-  /// that its target died when the result next publishes.
+  /// Lifetime and threading are those of ``map(_:)``.
   ///
   /// - Parameter isDuplicate: Returns `true` when its second argument (the new value) should be
   ///   skipped because it duplicates the first (the last published value). It runs once per

@@ -11,8 +11,8 @@ extension ReadOnlyObservable {
   /// The registration is owned by the binder's target, held weakly: it ends by itself when the
   /// target is deallocated, and ``removeObserver(_:)`` with the target ends it earlier. There is
   /// no token to keep. It is added beside the target's other registrations on this observable.
-  /// A derived observable bound this way is kept alive by the binding, so a chain built inline
-  /// works; it is released once the target is gone, at the chain's next change at the latest.
+  /// Like every registration, it keeps a derived observable alive while it lasts, so a chain
+  /// built inline works; once the target is gone, the chain is released at its next change.
   /// If the target is already gone, nothing happens.
   ///
   /// The values leave this observable on the thread that set them (see ``Observable``) and
@@ -43,12 +43,9 @@ extension ReadOnlyObservable {
   /// Registers `send` for the current value and every change, owned by `target`.
   private func deliver(toBinderOf target: AnyObject?, _ send: @escaping (Value) -> Void) {
     guard let target else { return }
-    // A root `Observable` is owned by its model and must not be kept by a view's binding; a
-    // derived one has no owner but its users, so the binding keeps it (its own entry holds it
-    // until the entry is pruned after the target's death).
-    let chain: ReadOnlyObservable<Value>? = self is Observable<Value> ? nil : self
     // Owned by the target but not an `addObserver` registration: `removeIfExists` leaves it.
-    let callback: Callback = { value, _ in withExtendedLifetime(chain) { send(value) } }
+    // Like every registration, it keeps a derived source alive while it lasts (`keepingAlive`).
+    let callback = keepingAlive { value, _ in send(value) }
     register(
       NewEntry(owner: target, kind: .owned, options: [.initial, .new], callback: callback),
       replacing: false,

@@ -145,18 +145,20 @@ struct ObservableArrayTests {
     #expect(log.replica == Array("DBC"))
   }
 
-  @Test func anotherThreadsChangeDuringATransactionJoinsItsChangeSet() {
-    let numbers = ObservableArray([1])
-    let log = ChangeLog(numbers, options: [.new])
-    withObservationTransaction {
-      numbers.append(2)
-      let writer = runInBackground { numbers.insert(0, at: 0) }
-      #expect(writer.waitUntilFinished("the writer"))
-      numbers.append(3)
-      #expect(log.descriptions.isEmpty)
+  @Test func anotherThreadsChangeDuringATransactionJoinsItsChangeSet() async {
+    await onItsOwnThread {
+      let numbers = ObservableArray([1])
+      let log = ChangeLog(numbers, options: [.new])
+      withObservationTransaction {
+        numbers.append(2)
+        let writer = runInBackground { numbers.insert(0, at: 0) }
+        #expect(writer.waitUntilFinished("the writer"))
+        numbers.append(3)
+        #expect(log.descriptions.isEmpty)
+      }
+      #expect(log.descriptions == ["+[0, 2, 3]"])
+      #expect(log.replica == [0, 1, 2, 3])
     }
-    #expect(log.descriptions == ["+[0, 2, 3]"])
-    #expect(log.replica == [0, 1, 2, 3])
   }
 
   @Test func aDerivedArrayObservedInsideATransactionDeliversEachChangeOnce() {
@@ -298,29 +300,31 @@ struct ObservableArrayTests {
     #expect(source.observerCount == 0)
   }
 
-  @Test func writersOnSeveralThreadsDeliverEveryChangeSetInOrderToANonisolatedObserver() {
-    let numbers = ObservableArray([Int]())
-    let log = ChangeLog(numbers)
-    let mapped = numbers.map { $0 * 2 }
-    let mappedLog = ChangeLog(mapped)
-    runConcurrently(4) { writer in
-      for step in 0..<300 {
-        switch step % 5 {
-        case 0: numbers.edit { if $0.count > 1 { $0.move(from: 0, to: $0.count - 1) } }
-        case 1:
-          numbers.replace(
-            with: Array(numbers.elements.reversed().prefix(20)), id: { $0 },
-            isUpdated: { _, _ in false })
-        case 2: numbers.edit { if !$0.elements.isEmpty { $0.remove(at: 0) } }
-        default: numbers.append(writer * 1_000 + step)
+  @Test func writersOnSeveralThreadsDeliverEveryChangeSetInOrderToANonisolatedObserver() async {
+    await onItsOwnThread {
+      let numbers = ObservableArray([Int]())
+      let log = ChangeLog(numbers)
+      let mapped = numbers.map { $0 * 2 }
+      let mappedLog = ChangeLog(mapped)
+      runConcurrently(4) { writer in
+        for step in 0..<300 {
+          switch step % 5 {
+          case 0: numbers.edit { if $0.count > 1 { $0.move(from: 0, to: $0.count - 1) } }
+          case 1:
+            numbers.replace(
+              with: Array(numbers.elements.reversed().prefix(20)), id: { $0 },
+              isUpdated: { _, _ in false })
+          case 2: numbers.edit { if !$0.elements.isEmpty { $0.remove(at: 0) } }
+          default: numbers.append(writer * 1_000 + step)
+          }
         }
       }
+      // Every writer has returned, and the writer sending the change sets returns only once none
+      // is left (the others queue theirs behind it and return): nothing is left to deliver.
+      #expect(log.replica == Array(numbers.elements))
+      #expect(mappedLog.replica == numbers.elements.map { $0 * 2 })
+      #expect(log.changeSets.count == 1_201)
     }
-    // Every writer has returned, and the writer sending the change sets returns only once none
-    // is left (the others queue theirs behind it and return): nothing is left to deliver.
-    #expect(log.replica == Array(numbers.elements))
-    #expect(mappedLog.replica == numbers.elements.map { $0 * 2 })
-    #expect(log.changeSets.count == 1_201)
   }
 
   @MainActor

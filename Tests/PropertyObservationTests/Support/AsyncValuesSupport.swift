@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import PropertyObservation
+import TestSupport
 
 /// A value that is not `Sendable`, to check that iterating values of such a type compiles and
 /// works on the main actor.
@@ -64,38 +65,6 @@ func finishesWithin<Result: Sendable>(
       outcome.resume(with: await body())
     }
     DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { outcome.resume(with: nil) }
-  }
-}
-
-/// A task executor that runs its jobs on one thread of its own, started with it. The thread
-/// waits for jobs as long as the process lives (a test makes a few).
-@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0, *)
-private final class DedicatedThreadExecutor: TaskExecutor, @unchecked Sendable {
-  private let condition = NSCondition()
-  // Guarded by `condition`.
-  private var jobs: [UnownedJob] = []
-
-  init() {
-    Thread.detachNewThread { [self] in run() }
-  }
-
-  func enqueue(_ job: consuming ExecutorJob) {
-    let job = UnownedJob(job)
-    condition.withLock {
-      jobs.append(job)
-      condition.signal()
-    }
-  }
-
-  private func run() {
-    while true {
-      let job = condition.withLock {
-        // A timed wait in a loop: the same as waiting for the signal, without an unbounded wait.
-        while jobs.isEmpty { _ = condition.wait(until: Date().addingTimeInterval(1)) }
-        return jobs.removeFirst()
-      }
-      job.runSynchronously(on: asUnownedTaskExecutor())
-    }
   }
 }
 
