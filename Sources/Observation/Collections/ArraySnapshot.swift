@@ -59,8 +59,11 @@ public struct ArraySnapshot<Element>: RandomAccessCollection {
   ///
   /// - Returns: The elements, in order.
   public func _copyToContiguousArray() -> ContiguousArray<Element> {
-    ContiguousArray(unsafeUninitializedCapacity: count) { target, initialized in
-      if count > 0, let start = target.baseAddress {
+    // Not for an empty snapshot: the standard library would write the count into the empty
+    // array singleton that every thread shares (a race ThreadSanitizer reports).
+    guard count > 0 else { return [] }
+    return ContiguousArray(unsafeUninitializedCapacity: count) { target, initialized in
+      if let start = target.baseAddress {
         start.initialize(from: buffer.base, count: count)
       }
       initialized = count
@@ -197,6 +200,9 @@ final class ElementBuffer<Element> {
   /// Removes the elements in `bounds`, moving the later elements down in one block move, and
   /// returns them for the caller to release after unlocking.
   func remove(_ bounds: Range<Int>) -> [Element] {
+    // An empty range removes nothing, and must not make an array of capacity 0 this way (see
+    // `_copyToContiguousArray()`).
+    guard !bounds.isEmpty else { return [] }
     let removed = [Element](unsafeUninitializedCapacity: bounds.count) { target, count in
       if let start = target.baseAddress {
         start.moveInitialize(from: base + bounds.lowerBound, count: bounds.count)
