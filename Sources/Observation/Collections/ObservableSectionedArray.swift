@@ -25,7 +25,9 @@
 /// ```
 ///
 /// Each edit checks its arguments before anything changes and stops with a message naming the
-/// offset ("Section index is out of range", "Item index is out of range").
+/// offset ("Section index is out of range", "Item index is out of range"). An edit costs one
+/// copy of the section list and of the edited section's items (the last change set keeps the
+/// sections before it), plus the moves `Array` would make.
 ///
 /// ## Ordering and threads
 ///
@@ -140,16 +142,20 @@ public final class ObservableSectionedArray<Section: Identifiable, Item: Identif
   ///   - newSections: The sections from now on.
   ///   - isSectionUpdated: Whether a matched section's model changed, given old and new.
   ///   - isItemUpdated: Whether a matched item changed, given old and new.
-  /// - Complexity: O(*n* log *n*) for *n* sections and items; nothing is delivered when nothing
-  ///   changed.
+  /// - Complexity: O(*n* log *n*) for *n* sections and items. Observers are not called when the
+  ///   change has no stages.
   public func replace(
     with newSections: [ArraySection<Section, Item>],
     isSectionUpdated: (Section, Section) -> Bool,
     isItemUpdated: (Item, Item) -> Bool
   ) {
-    edit(
-      isSectionUpdated: isSectionUpdated, isItemUpdated: isItemUpdated
-    ) { $0 = newSections }
+    edit { sections in
+      let old = sections
+      sections = newSections
+      return SectionedChangeSet.stages(
+        from: old, to: newSections, isSectionUpdated: isSectionUpdated,
+        isItemUpdated: isItemUpdated)
+    }
   }
 
   // MARK: - Editing sections
@@ -164,6 +170,7 @@ public final class ObservableSectionedArray<Section: Identifiable, Item: Identif
     edit { sections in
       require(index >= 0 && index <= sections.count, "Section index is out of range")
       sections.insert(section, at: index)
+      return [Batch(sectionInsertions: [index], sections: sections)]
     }
   }
 
@@ -176,13 +183,15 @@ public final class ObservableSectionedArray<Section: Identifiable, Item: Identif
   public func removeSection(at index: Int) -> ArraySection<Section, Item> {
     var removed: ArraySection<Section, Item>?
     edit { sections in
-      require(index >= 0 && index < sections.count, "Section index is out of range")
+      Self.checkSection(index, in: sections)
       removed = sections.remove(at: index)
+      return [Batch(sectionDeletions: [index], sections: sections)]
     }
     return removed!
   }
 
-  /// Moves the section at `source`, with its items, so that it ends up at `destination`.
+  /// Moves the section at `source`, with its items, so that it ends up at `destination`; when
+  /// they are equal, nothing changes and observers are not called.
   ///
   /// - Parameters:
   ///   - source: Its offset now, in `0..<sections.count`.
@@ -190,10 +199,13 @@ public final class ObservableSectionedArray<Section: Identifiable, Item: Identif
   ///   Any other offset traps with "Section index is out of range".
   public func moveSection(from source: Int, to destination: Int) {
     edit { sections in
-      let range = 0..<sections.count
-      require(
-        range.contains(source) && range.contains(destination), "Section index is out of range")
+      Self.checkSection(source, in: sections)
+      Self.checkSection(destination, in: sections)
+      guard source != destination else { return [] }
       sections.insert(sections.remove(at: source), at: destination)
+      return [
+        Batch(sectionMoves: [Batch.SectionMove(old: source, new: destination)], sections: sections)
+      ]
     }
   }
 
@@ -201,15 +213,15 @@ public final class ObservableSectionedArray<Section: Identifiable, Item: Identif
   /// a reload of that section.
   ///
   /// - Parameters:
-  ///   - model: The section's new model; its `id` should be the old one's.
+  ///   - model: The section's new model; keep its `id`, so that a later ``replace(with:)``
+  ///     matches it.
   ///   - index: An offset in `0..<sections.count`; any other traps with "Section index is out
   ///     of range".
   public func updateSection(_ model: Section, at index: Int) {
-    // Matching by id, the section whose model is replaced is the one with that id.
-    let isReplaced: (Section, Section) -> Bool = { old, _ in old.id == model.id }
-    edit(isSectionUpdated: isReplaced) { sections in
-      require(index >= 0 && index < sections.count, "Section index is out of range")
+    edit { sections in
+      Self.checkSection(index, in: sections)
       sections[index].model = model
+      return [Batch(sectionReloads: [index], sections: sections)]
     }
   }
 
@@ -228,6 +240,7 @@ public final class ObservableSectionedArray<Section: Identifiable, Item: Identif
       let count = sections[path.section].items.count
       require(path.item >= 0 && path.item <= count, "Item index is out of range")
       sections[path.section].items.insert(item, at: path.item)
+      return [Batch(itemInsertions: [path], sections: sections)]
     }
   }
 
@@ -242,68 +255,62 @@ public final class ObservableSectionedArray<Section: Identifiable, Item: Identif
     edit { sections in
       Self.checkItem(at: path, in: sections)
       removed = sections[path.section].items.remove(at: path.item)
+      return [Batch(itemDeletions: [path], sections: sections)]
     }
     return removed!
   }
 
   /// Moves the item at `source` so that it ends up at `destination`, in the same section or in
-  /// another.
+  /// another; when they are equal, nothing changes and observers are not called.
   ///
   /// - Parameters:
   ///   - source: The position of an item now.
-  ///   - destination: Its position afterwards, counted once it is removed from `source`: an item
-  ///     offset in `0...items.count` of the destination section (less one for its own section).
+  ///   - destination: Its position afterwards: an item offset in `0...items.count` of the
+  ///     destination section, counted without the moved item (so at most `items.count - 1` in
+  ///     its own section).
   ///   An invalid position traps with "Section index is out of range" or "Item index is out of
   ///   range".
   public func moveItem(from source: ItemPath, to destination: ItemPath) {
     edit { sections in
       Self.checkItem(at: source, in: sections)
       Self.checkSection(destination.section, in: sections)
-      let item = sections[source.section].items.remove(at: source.item)
-      let count = sections[destination.section].items.count
+      let count =
+        sections[destination.section].items.count - (source.section == destination.section ? 1 : 0)
       require(destination.item >= 0 && destination.item <= count, "Item index is out of range")
+      guard source != destination else { return [] }
+      let item = sections[source.section].items.remove(at: source.item)
       sections[destination.section].items.insert(item, at: destination.item)
+      return [Batch(itemMoves: [Batch.ItemMove(old: source, new: destination)], sections: sections)]
     }
   }
 
   /// Replaces the item at `path` and delivers a reload of it.
   ///
   /// - Parameters:
-  ///   - item: The new item; its `id` should be the old one's.
+  ///   - item: The new item; keep its `id`, so that a later ``replace(with:)`` matches it.
   ///   - path: The position of an item; any other traps with "Section index is out of range" or
   ///     "Item index is out of range".
   public func updateItem(_ item: Item, at path: ItemPath) {
-    // Matching by id, the item replaced is the one with that id.
-    let isReplaced: (Item, Item) -> Bool = { old, _ in old.id == item.id }
-    edit(isItemUpdated: isReplaced) { sections in
+    edit { sections in
       Self.checkItem(at: path, in: sections)
       sections[path.section].items[path.item] = item
+      return [Batch(itemReloads: [path], sections: sections)]
     }
   }
 
   // MARK: - Helpers
 
-  /// Applies `body` to the current sections and delivers the staged change from them, unless it
-  /// is empty; runs `body` again if another edit happened meanwhile.
+  private typealias Batch = SectionedBatchUpdate<Section, Item>
+
+  /// Stores the sections that `body` makes of the current ones, with the stages it returns, as
+  /// the next change set; runs `body` again if another edit happened meanwhile (see
+  /// ``Observable/update(_:)``). `body` checks its arguments before it changes anything.
   private func edit(
-    isSectionUpdated: (Section, Section) -> Bool = { _, _ in false },
-    isItemUpdated: (Item, Item) -> Bool = { _, _ in false },
-    _ body: (inout [ArraySection<Section, Item>]) -> Void
+    _ body: (inout [ArraySection<Section, Item>]) -> [SectionedBatchUpdate<Section, Item>]
   ) {
-    // An edit that changes nothing delivers nothing: checked first on the sections now (which
-    // also checks the arguments before anything changes).
-    let current = changes.value.sections
-    var probe = current
-    body(&probe)
-    let stages = SectionedChangeSet.stages(
-      from: current, to: probe, isSectionUpdated: isSectionUpdated, isItemUpdated: isItemUpdated)
-    guard !stages.isEmpty else { return }
     changes.update { change in
       var sections = change.sections
-      body(&sections)
-      let stages = SectionedChangeSet.stages(
-        from: change.sections, to: sections, isSectionUpdated: isSectionUpdated,
-        isItemUpdated: isItemUpdated)
+      let stages = body(&sections)
       change = SectionedChangeSet(
         stages: stages, sections: sections, isReset: false, version: change.version &+ 1,
         baseVersion: change.version)

@@ -2,7 +2,8 @@
 /// change set left the sections at. A change set that does not start there (the registration
 /// missed the ones in between, merged by a transaction) is delivered as a reset. Every
 /// registration takes `.initial` from the core, to learn where it starts; the follower passes it
-/// on only when the observer asked for it. The core calls it one call at a time.
+/// on only when the observer asked for it. An edit that changed nothing (no stages) is stored but
+/// not passed on. The core calls it one call at a time.
 final class SectionedChangeFollower<Section, Item> {
   private var version: UInt?
   private let deliversInitial: Bool
@@ -22,6 +23,6 @@ final class SectionedChangeFollower<Section, Item> {
     guard let version, change.baseVersion == version, !change.isReset else {
       return .reset(to: change.sections, version: change.version)
     }
-    return change
+    return change.stages.isEmpty ? nil : change
   }
 }

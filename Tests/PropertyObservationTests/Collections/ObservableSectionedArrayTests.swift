@@ -72,7 +72,7 @@ struct ObservableSectionedArrayTests {
       log.descriptions == [
         "+[[1, 0]]",
         "↷[[0, 0]→[1, 2]]",
-        "↷[[1, 1]→[1, 0]]",
+        "↷[[1, 0]→[1, 1]]",
         "~[[0, 0]]",
         "-[[1, 0]]",
         "s+[0]",
