@@ -1,8 +1,9 @@
 // A to-do list screen without UIKit: an ObservableArray of to-dos shown in a fake table view
 // that prints the batches UIKit would animate, a filtered list of the open to-dos with its own
 // table, a count label following the open list, and a search list: the to-dos whose title
-// contains the search field's text, sorted by title. Everything runs on the main actor, so the
-// output is the same on every run.
+// contains the search field's text, sorted by title; and a sectioned table of the to-dos grouped
+// by state (Open, Done), an ObservableSectionedArray replaced from the list after each change.
+// Everything runs on the main actor, so the output is the same on every run.
 import PropertyObservation
 
 // MARK: - Model
@@ -11,6 +12,20 @@ struct Todo: Identifiable, Equatable, Sendable {
   let id: Int
   var title: String
   var isDone = false
+}
+
+/// A section of the grouped table: the to-dos in one state.
+struct TodoGroup: Identifiable, Equatable, Sendable {
+  let id: String
+}
+
+/// The to-dos grouped by state, open ones first; a group without to-dos is left out.
+func groupedByState(_ todos: [Todo]) -> [ArraySection<TodoGroup, Todo>] {
+  let groups = [
+    ArraySection(model: TodoGroup(id: "Open"), items: todos.filter { !$0.isDone }),
+    ArraySection(model: TodoGroup(id: "Done"), items: todos.filter(\.isDone)),
+  ]
+  return groups.filter { !$0.items.isEmpty }
 }
 
 // MARK: - Views (stand-ins)
@@ -50,6 +65,46 @@ final class FakeTableView: BatchUpdateTarget {
   }
 }
 
+/// A sectioned table view: prints what it is asked to do, section changes first, and shows its
+/// sections.
+@MainActor
+final class FakeSectionedTableView: SectionedBatchUpdateTarget {
+  let name: String
+  private var sections: [ArraySection<TodoGroup, Todo>] = []
+
+  init(_ name: String) {
+    self.name = name
+  }
+
+  func reloadAll(_ sections: [ArraySection<TodoGroup, Todo>]) {
+    self.sections = sections
+    print("  [\(name)] reload all: \(describe(sections))")
+  }
+
+  func performBatch(_ batch: SectionedBatchUpdate<TodoGroup, Todo>) {
+    var steps: [String] = []
+    func add(_ name: String, _ changes: [some CustomStringConvertible]) {
+      if !changes.isEmpty { steps.append("\(name) \(changes)") }
+    }
+    add("reload sections", batch.sectionReloads)
+    add("delete sections", batch.sectionDeletions)
+    add("insert sections", batch.sectionInsertions)
+    add("move sections", batch.sectionMoves)
+    add("reload", batch.itemReloads)
+    add("delete", batch.itemDeletions)
+    add("insert", batch.itemInsertions)
+    add("move", batch.itemMoves)
+    sections = batch.sections
+    print("  [\(name)] \(steps.joined(separator: ", ")): \(describe(sections))")
+  }
+
+  private func describe(_ sections: [ArraySection<TodoGroup, Todo>]) -> String {
+    sections.map { section in
+      "\(section.model.id): " + section.items.map(\.title).joined(separator: " | ")
+    }.joined(separator: " ‖ ")
+  }
+}
+
 /// A label: prints whenever its text is set.
 final class Label {
   var text: String? {
@@ -65,8 +120,12 @@ final class TodoListController {
   let openTable = FakeTableView("open")
   let countLabel = Label()
   let searchTable = FakeTableView("search")
+  let groupedTable = FakeSectionedTableView("by state")
   /// The search field's text.
   let searchText = Observable("")
+  /// The to-dos grouped by state, for the sectioned table.
+  let groups = ObservableSectionedArray<TodoGroup, Todo>()
+  private var grouping: ObservationToken?
 
   func show(_ todos: ReadOnlyObservableArray<Todo>) {
     todos.bind(to: allTable)
@@ -79,6 +138,13 @@ final class TodoListController {
       }
       .sorted { ($0.title, $0.id) < ($1.title, $1.id) }
       .bind(to: searchTable)
+    // Each change of the list becomes a replace of the groups, diffed by id: a to-do ticked off
+    // moves from Open to Done.
+    groups.replace(with: groupedByState(Array(todos.elements)))
+    groups.bind(to: groupedTable)
+    grouping = todos.asObservable().observe(options: [.new]) { [groups] todos, _ in
+      groups.replace(with: groupedByState(todos))
+    }
   }
 }
 

@@ -148,8 +148,9 @@ struct ArrayPreconditionMessageTests {
   }
 }
 
-/// Writes a line to standard error (the tests import no Foundation here).
-private enum StandardError {
+/// Writes a line to standard error (the tests import no Foundation here); the sectioned array's
+/// precondition tests use it too.
+enum StandardError {
   static func print(_ text: String) {
     var line = text + "\n"
     line.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
