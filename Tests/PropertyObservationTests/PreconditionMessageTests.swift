@@ -39,10 +39,11 @@ struct PreconditionMessageTests {
       DispatchQueue.global().async {
         scheduler.runOnMain {
           entered.signal()
-          release.wait()
+          // Bounded: if the check did not stop the program, the child still ends.
+          _ = release.wait(timeout: .now() + 60)
         }
       }
-      entered.wait()
+      guard entered.wait(timeout: .now() + 60) == .success else { return }
       // The other thread is still inside `runOnMain`.
       scheduler.runOnMain {}
       release.signal()

@@ -92,7 +92,7 @@ extension ArrayChangeSet {
     }
     if !insertions.isEmpty || !moves.isEmpty {
       // A move's source counts after the deletions: less the removals before it.
-      let moves = moves.map { Match(old: $0.old - removals.countBelow($0.old), new: $0.new) }
+      let moves = moves.map { Match(old: $0.old - removals.countLess(than: $0.old), new: $0.new) }
       stages.append(
         BatchUpdate(
           insertions: insertions, moves: moves, elements: Array(elements), oldCount: current.count))
@@ -111,18 +111,5 @@ extension ArrayChangeSet {
     }
     if start < elements.count { kept.append(contentsOf: elements[start...]) }
     return kept
-  }
-}
-
-extension [Int] {
-  /// How many elements of this ascending array are less than `value`: a binary search.
-  fileprivate func countBelow(_ value: Int) -> Int {
-    var low = 0
-    var high = count
-    while low < high {
-      let middle = (low + high) / 2
-      if self[middle] < value { low = middle + 1 } else { high = middle }
-    }
-    return low
   }
 }

@@ -110,8 +110,9 @@ extension ArrayChangeSet {
 }
 
 extension [Int] {
-  /// How many elements of this ascending array are less than `value`.
-  fileprivate func countLess(than value: Int) -> Int {
+  /// How many elements of this ascending array are less than `value`: a binary search, shared
+  /// with the staging of batch updates.
+  func countLess(than value: Int) -> Int {
     var low = 0
     var high = count
     while low < high {
