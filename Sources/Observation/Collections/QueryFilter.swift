@@ -13,7 +13,7 @@ final class QueryFilter<Element, Query> {
   }
 
   private let lock = Lock()
-  private let isIncluded: (Element, Query) -> Bool
+  private let isIncluded: @Sendable (Element, Query) -> Bool
   /// The source array, kept alive while the filtered array lives (which holds this object).
   private let sourceArray: AnyObject
   /// The query's registration, owned here so that it ends with the filtered array.
@@ -28,7 +28,7 @@ final class QueryFilter<Element, Query> {
   private let membership = Membership()
   weak var derived: DerivedArray<Element>?
 
-  init(sourceArray: AnyObject, isIncluded: @escaping (Element, Query) -> Bool) {
+  init(sourceArray: AnyObject, isIncluded: @escaping @Sendable (Element, Query) -> Bool) {
     self.sourceArray = sourceArray
     self.isIncluded = isIncluded
   }
@@ -117,7 +117,7 @@ final class QueryFilter<Element, Query> {
   /// feed.
   static func make(
     from source: ReadOnlyObservableArray<Element>, by query: ReadOnlyObservable<Query>,
-    isIncluded: @escaping (Element, Query) -> Bool
+    isIncluded: @escaping @Sendable (Element, Query) -> Bool
   ) -> DerivedArray<Element> {
     // Starts as the draining thread: events that arrive before the filtered array exists wait
     // until it does.
@@ -150,5 +150,6 @@ final class QueryFilter<Element, Query> {
 }
 
 // `pending` and `isDraining` are guarded by `lock`; the rest is touched by the draining thread
-// only, one event at a time.
-extension QueryFilter: @unchecked Sendable {}
+// only, one event at a time. The predicate is `@Sendable`; the elements and queries it holds
+// cross threads only when they are `Sendable`.
+extension QueryFilter: @unchecked Sendable where Element: Sendable, Query: Sendable {}
