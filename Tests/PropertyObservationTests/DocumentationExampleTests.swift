@@ -88,9 +88,10 @@ import Testing
       ])
   }
 
-  /// "Threading": a set from another thread during a round returns at once and is delivered by
-  /// the thread already delivering, after the current round.
-  @Test func threadingArticleOtherThreadSetIsDeliveredByTheDeliveringThread() async {
+  /// "Threading": a set from another thread that would wait for a round waiting on it (here, a
+  /// callback blocked until the set returns) is queued whole, returns, and runs right after the
+  /// running propagation, on the thread that runs it.
+  @Test func threadingArticleASetThatCannotWaitIsQueuedAfterTheRunningPropagation() async {
     await onItsOwnThread {
       let progress = Observable(0)
       let log = RecordingLog<String>()
@@ -113,7 +114,7 @@ import Testing
       #expect(
         log.events == [
           "callback 1 on the setting thread",
-          "other thread's set returned; value is 2",
+          "other thread's set returned; value is 1",
           "callback 2 on the setting thread",
         ])
     }

@@ -139,98 +139,6 @@ struct EngineNoWaitInsideACallbackTests {
   }
 }
 
-@Suite("Engine: gated registrations")
-struct EngineGatedRegistrationTests {
-  // 3. A gated registration that removes itself in a caught-up `.old` gets no `.new`.
-
-  @Test func aGatedRegistrationRemovedInsideACaughtUpOldGetsNoNew() async {
-    await onItsOwnThread {
-      let source = Observable(0)
-      let roundOne = Gate("round 1")
-      let seen = RecordingLog<Int>()
-      let first = source.observe { value, _ in
-        seen.append(value)
-        if value == 1 { roundOne.block() }
-      }
-      let log = RecordingLog<String>()
-      let owner = Owner()
-      roundOne.runOnAnotherThread {
-        source.value = 1
-      } whileBlocked: {
-        // The round it missed is caught up inside this registering call, on this thread.
-        source.addObserver(owner, options: [.initial, .old, .new]) { value, option in
-          switch option {
-          case .initial:
-            log.append("initial \(value)")
-            // Make the gate miss a round: another thread sets 2 once round 1 is released.
-            let setter = runInBackground { source.value = 2 }
-            roundOne.open()
-            setter.waitUntilFinished("the setter of 2")
-          case .old:
-            log.append("old \(value)")
-            source.removeObserver(owner)
-          default:
-            log.append("new \(value)")
-          }
-        }
-      }
-      #expect(seen.events == [1, 2])
-      #expect(log.events == ["initial 1", "old 1"])
-      #expect(source.observerCount == 1)
-      withExtendedLifetime(first) {}
-    }
-  }
-}
-
-@Suite("Engine: a gated backlog is bounded")
-struct EngineGatedBacklogTests {
-  // 7. While a registration's `.initial` runs on its thread, a producer on another thread may
-  // keep only `HeldRegistrations.backlogLimit` rounds for it; then it waits for the gate, and the
-  // registration still gets every change, in order.
-
-  @Test func aProducerWaitsForASlowInitialOnceItsBacklogIsFull() async {
-    await onItsOwnThread {
-      let source = Observable(0)
-      let limit = HeldRegistrations<Int>.backlogLimit
-      let last = 3 * limit
-      let seen = RecordingLog<Int>()
-      let atTheLimit = RecordingLog<(backlog: Int, value: Int)>()
-      let producer = RecordingLog<BackgroundRun>()
-      let token = source.observe(options: [.initial, .new]) { value, option in
-        guard option == .initial else {
-          seen.append(value)
-          return
-        }
-        producer.append(
-          runInBackground {
-            for value in 1...last { source.value = value }
-          })
-        // Wait until the producer stops: at the limit, or (without the bound) at the end.
-        let deadline = DispatchTime.now() + testTimeout
-        var previous = -1
-        while DispatchTime.now() < deadline {
-          let current = source.value
-          if current == previous && current > 0 { break }
-          previous = current
-          usleep(5_000)
-        }
-        atTheLimit.append((source.heldBacklogCount, source.value))
-      }
-      for run in producer.events { #expect(run.waitUntilFinished("the producer")) }
-      let deadline = DispatchTime.now() + testTimeout
-      while seen.events.count < last && DispatchTime.now() < deadline { usleep(1_000) }
-      let sample = atTheLimit.events.first
-      // The producer stored one change beyond the backlog and waits to deliver it; a wait that
-      // timed out (a loaded machine) lets one more round through per turn timeout.
-      #expect((sample?.backlog ?? .max) <= limit + 2)
-      #expect((sample?.value ?? .max) <= limit + 3)
-      #expect(seen.events == Array(1...last))
-      #expect(source.heldBacklogCount == 0)
-      withExtendedLifetime(token) {}
-    }
-  }
-}
-
 /// An actor with two registrations on one observable, for the order of their calls.
 private actor TwoRegistrations {
   private(set) var log: [String] = []
@@ -265,63 +173,6 @@ struct EngineActorLaneTests {
   }
 }
 
-@Suite("Engine: registration order around a gate")
-struct EngineGateOrderTests {
-  // Issue 31, item 2: a registration made while a gated registration is still in `.initial` is
-  // called after it, as registration order says.
-
-  /// Registers G with `.initial` while another thread's round 1 is held; inside G's `.initial`
-  /// runs `meanwhile` (which releases round 1), then R registers from another thread. Then sets
-  /// `next` and returns what G and R were called with.
-  private func registerLaterWhileGatedInitialRuns(
-    meanwhile: @escaping (Observable<Int>, Gate) -> Void,
-    thenSet next: Int
-  ) -> [String] {
-    let source = Observable(0)
-    let roundOne = Gate("round 1")
-    let first = source.observe { value, _ in if value == 1 { roundOne.block() } }
-    let log = RecordingLog<String>()
-    let gatedOwner = Owner()
-    let laterOwner = Owner()
-    roundOne.runOnAnotherThread {
-      source.value = 1
-    } whileBlocked: {
-      source.addObserver(gatedOwner, options: [.initial, .new]) { value, option in
-        guard option == .initial else { return log.append("G \(value)") }
-        meanwhile(source, roundOne)
-        let other = runInBackground {
-          source.addObserver(laterOwner) { value, _ in log.append("R \(value)") }
-        }
-        other.waitUntilFinished("R's registration")
-      }
-    }
-    source.value = next
-    withExtendedLifetime((first, gatedOwner, laterOwner)) {}
-    return log.events
-  }
-
-  @Test func aRegistrationMadeDuringAGatedInitialComesAfterIt() {
-    // While G is inside `.initial`, the round ends and R registers.
-    let calls = registerLaterWhileGatedInitialRuns(
-      meanwhile: { _, roundOne in roundOne.open() }, thenSet: 2)
-    #expect(calls == ["G 2", "R 2"])
-  }
-
-  @Test func aRegistrationMadeDuringAGatedInitialAfterItsRoundsStillSeesOnlyLaterRounds() async {
-    await onItsOwnThread {
-      // R registers once G's gate has missed round 2: R must not get round 2, G must.
-      let calls = registerLaterWhileGatedInitialRuns(
-        meanwhile: { source, roundOne in
-          let setter = runInBackground { source.value = 2 }
-          roundOne.open()
-          setter.waitUntilFinished("the setter of 2")
-        },
-        thenSet: 3)
-      #expect(calls == ["G 2", "G 3", "R 3"])
-    }
-  }
-}
-
 /// Whether two callbacks of one observable ever run at the same time: rounds never interleave,
 /// and the calls of one round are made one after another, so they never should.
 private final class OverlapDetector: @unchecked Sendable {
@@ -352,8 +203,8 @@ private final class OverlapDetector: @unchecked Sendable {
 
 @Suite("Engine: catch-up never overlaps a round")
 struct EngineCatchUpOverlapTests {
-  // 4. A gated registration is caught up before any later round: its calls never overlap
-  // another callback of the observable.
+  // 4. A registration with `.initial` made from other threads while rounds run: its calls
+  // never overlap another callback of the observable.
 
   @Test func gatedRegistrationsAreCaughtUpBetweenRoundsNeverDuringOne() async {
     // With the other tests that stress the library from threads of their own, one per core at

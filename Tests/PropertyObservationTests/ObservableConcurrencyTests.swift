@@ -22,9 +22,33 @@ private final class Shared<Value>: @unchecked Sendable {
 
 @Suite("Observable across threads")
 struct ObservableConcurrencyTests {
-  @Test func aSetFromAnotherThreadDuringARoundIsStoredQueuedAndDeliveredByTheDeliveringThread()
-    async
-  {
+  @Test func aSetterWaitsForAnotherThreadsRoundThenDeliversItsOwnChange() async {
+    await onItsOwnThread {
+      let observable = Observable(0)
+      let round = Gate("the first round")
+      let deliveries = RecordingLog<(Int, ThreadMark)>()
+      let token = observable.observe { value, _ in
+        deliveries.append((value, ThreadMark()))
+        if value == 1 { round.block() }
+      }
+      let secondSetter = Shared<ThreadMark?>(nil)
+      let second = round.runOnAnotherThread {
+        observable.value = 1
+      } whileBlocked: {
+        // Starts now, and waits for the turn until the round of 1 is over (or sets after it).
+        runInBackground {
+          secondSetter.value = ThreadMark()
+          observable.value = 2
+        }
+      }
+      #expect(second.waitUntilFinished("the second setter"))
+      #expect(deliveries.events.map(\.0) == [1, 2])
+      #expect(deliveries.events.last?.1 == secondSetter.value, "2 is delivered by its own setter")
+      withExtendedLifetime(token) {}
+    }
+  }
+
+  @Test func aSetThatWouldDeadlockWithTheRoundItWaitsForIsQueuedWholeAndDeliveredAfterIt() async {
     await onItsOwnThread {
       let observable = Observable(0)
       let round = Gate("the first round")
@@ -38,9 +62,10 @@ struct ObservableConcurrencyTests {
         deliveringThread.value = ThreadMark()
         observable.value = 1
       } whileBlocked: {
-        // The delivering thread is blocked inside its callback; this set must not wait for it.
+        // The delivering thread's callback waits for this block to end: the set gives up waiting
+        // when the round makes no progress, queues its change, and returns before storing it.
         observable.value = 2
-        #expect(observable.value == 2)
+        #expect(observable.value == 1)
         #expect(deliveries.events.map(\.0) == [1])
       }
       #expect(deliveries.events.map(\.0) == [1, 2])
@@ -49,8 +74,7 @@ struct ObservableConcurrencyTests {
     }
   }
 
-  @Test func aRegistrationDuringAnotherThreadsRoundGetsItsInitialValueSynchronouslyAndFirst() async
-  {
+  @Test func aRegistrationThatWouldDeadlockGetsInitialAtOnceThenEveryQueuedChange() async {
     await onItsOwnThread {
       let observable = Observable(0)
       let round = Gate("the first round")
@@ -65,17 +89,18 @@ struct ObservableConcurrencyTests {
         let lateToken = observable.observe(options: [.initial, .new]) { value, option in
           late.append(Call("late", ObservableOptionsName(option), value))
         }
-        // Synchronously, although another thread is in the middle of a round.
-        #expect(late.events == [Call("late", .initial, 2)])
+        // Synchronously, with the value stored: the set of 2 is still queued behind round 1.
+        #expect(late.events == [Call("late", .initial, 1)])
         observable.value = 3
         return lateToken
       }
-      #expect(late.events == [Call("late", .initial, 2), Call("late", .new, 3)])
+      #expect(
+        late.events == [Call("late", .initial, 1), Call("late", .new, 2), Call("late", .new, 3)])
       withExtendedLifetime((token, lateToken)) {}
     }
   }
 
-  @Test func theDeliveringThreadNeverWaitsForARegistrationStillInItsInitialCallback() async {
+  @Test func aRegistrationWhoseInitialBlocksCatchesUpWithTheNewestValueBeforeJoining() async {
     await onItsOwnThread {
       let observable = Observable(0)
       let round = Gate("round 1")
@@ -90,7 +115,7 @@ struct ObservableConcurrencyTests {
       }
       let setter = runInBackground { observable.value = 1 }
       round.waitUntilBlocked()
-      observable.value = 2  // queued behind round 1
+      observable.value = 2  // would deadlock: queued, whole, behind round 1
       let registering = runInBackground {
         registrar.value = ThreadMark()
         lateToken.value = observable.observe(options: [.initial, .new]) { value, option in
@@ -99,19 +124,19 @@ struct ObservableConcurrencyTests {
         }
       }
       initial.waitUntilBlocked()
-      observable.value = 3  // queued behind the late registration
+      observable.value = 3  // queued as well
       round.open()
-      // The setter delivers rounds 1, 2 and 3 without waiting for the registration whose .initial
-      // is still running; round 3 is kept for that registration, and nobody hands the role over.
+      // The setter delivers round 1, then the queued sets, without waiting for the registration
+      // whose .initial is still running: it joins the list only once it has caught up.
       setter.waitUntilFinished("the first setter, while .initial was still running,")
       #expect(first.events.map(\.0) == [1, 2, 3])
       #expect(first.events.allSatisfy { $0.1 != registrar.value })
-      #expect(late.events.map(\.0) == [Call("late", .initial, 2)])
+      #expect(late.events.map(\.0) == [Call("late", .initial, 1)])
       initial.open()
       registering.waitUntilFinished("the registering thread")
-      // Nobody was delivering when .initial returned, so the registering thread caught its own
-      // registration up, before any later round.
-      #expect(late.events.map(\.0) == [Call("late", .initial, 2), Call("late", .new, 3)])
+      // The value moved from 1 to 3 while .initial ran: one call with the newest value, on the
+      // registering thread, before the entry joins the list.
+      #expect(late.events.map(\.0) == [Call("late", .initial, 1), Call("late", .new, 3)])
       #expect(late.events.allSatisfy { $0.1 == registrar.value })
       observable.value = 4
       #expect(late.events.map(\.0).last == Call("late", .new, 4))

@@ -29,27 +29,5 @@ import Testing
         }
       }
     }
-
-    @Test func aRoleKeptForASetterThatDoesNotWaitStopsTheProgram() async {
-      await #expect(processExitsWith: .failure) {
-        let observable = Observable(0)
-        observable.lock.withLock {
-          _ = observable.makeDeliveryIfNeeded().state.set(on: ThreadID(raw: 4))
-          _ = observable.makeDeliveryIfNeeded().state.admit(on: ThreadID(raw: 5), hasPriority: true)
-          observable._checkInvariants()
-        }
-      }
-    }
-
-    @Test func aClosedGateTheStateDoesNotCountStopsTheProgram() async {
-      await #expect(processExitsWith: .failure) {
-        let observable = Observable(0)
-        observable.lock.withLock {
-          _ = observable.makeDeliveryIfNeeded().state.register(
-            on: ThreadID(raw: 5), sendsInitial: true)
-          observable._checkInvariants()
-        }
-      }
-    }
   }
 #endif

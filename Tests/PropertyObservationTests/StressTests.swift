@@ -1021,70 +1021,30 @@ struct StressFindingsTests {
     }
   }
 
-  /// Found by reading the engine while writing the stress run's end-of-registration check.
-  ///
-  /// A registration with `.initial` made while another thread delivers is gated; the deliverer
-  /// records the rounds it misses and catches it up later. Once the deliverer has taken the
-  /// gate out of its list to catch it up, a cancel from another thread no longer marks the gate
-  /// (it is neither queued nor in the reached list), so the catch-up delivers the whole backlog
-  /// after `cancel()` returned, not just the round in progress.
+  /// A registration with `.initial` that could not wait for the turn (its wait would have
+  /// deadlocked) runs `.initial` at once and joins the list only after it: a removal made
+  /// meanwhile must end it, although it is neither in the list nor queued yet.
   @Test
-  func aTokenCancelledDuringItsCatchUpIsNotCalledForTheRestOfItsBacklog() async {
+  func aRegistrationRemovedBeforeItJoinsTheListIsNeverCalled() async {
     await onItsOwnThread {
       let source = Observable(0)
-      let (inRound1, proceed1) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-      let (inRound3, proceed3) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-      let (inInitial, releaseInitial) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-      let (inCatchUp, releaseCatchUp) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-      let (registered, delivered) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-      let blocker = source.observe { value, _ in
-        if value == 1 {
-          inRound1.signal()
-          _ = proceed1.wait(timeout: .now() + 10)
-        } else if value == 3 {
-          inRound3.signal()
-          _ = proceed3.wait(timeout: .now() + 10)
-        }
-      }
-      // Serial queues of their own: a global queue may get no thread for seconds while other tests
-      // hold its threads.
-      DispatchQueue(label: "deliverer").async {
+      let round = Gate("round 1")
+      let blocker = source.observe { value, _ in if value == 1 { round.block() } }
+      let owner = FindingsOwner()
+      let calls = RecordingLog<String>()
+      round.runOnAnotherThread {
         source.value = 1
-        delivered.signal()
-      }
-      guard waitOrFail(inRound1, "round 1 started") else { return }
-      let calls = Handoff<[Int]>([])
-      let token = Handoff<ObservationToken?>(nil)
-      DispatchQueue(label: "registering thread").async {
-        token.value = source.observe(options: [.initial, .new]) { value, option in
-          if option == .initial {
-            inInitial.signal()
-            _ = releaseInitial.wait(timeout: .now() + 10)
-            return
-          }
-          calls.value.append(value)
-          if value == 2 {
-            inCatchUp.signal()
-            _ = releaseCatchUp.wait(timeout: .now() + 10)
-          }
+      } whileBlocked: {
+        // Round 1 waits for this block to end: the registration gives up waiting for the turn.
+        source.addObserver(owner, options: [.initial, .new]) { value, option in
+          calls.append("\(option == .initial ? "initial" : "new") \(value)")
+          if option == .initial { source.removeObserver(owner) }
         }
-        registered.signal()
       }
-      guard waitOrFail(inInitial, "the registration's .initial started") else { return }
-      for value in 2...4 { source.value = value }  // queued behind the gated registration
-      proceed1.signal()
-      // The deliverer keeps rounds 2 and 3 for the gated registration, and stops in round 3.
-      guard waitOrFail(inRound3, "round 3 started") else { return }
-      releaseInitial.signal()
-      guard waitOrFail(registered, "the registering call returned") else { return }
-      proceed3.signal()
-      // The deliverer catches the registration up: change 2, then 3.
-      guard waitOrFail(inCatchUp, "the catch-up started") else { return }
-      token.value?.cancel()
-      releaseCatchUp.signal()
-      guard waitOrFail(delivered, "the delivering thread finished") else { return }
-      #expect(calls.value == [2], "called after cancel() returned, beyond the round in progress")
-      withExtendedLifetime(blocker) {}
+      source.value = 2
+      #expect(calls.events == ["initial 1"])
+      #expect(source.observerCount == 1, "only the blocker is registered")
+      withExtendedLifetime((blocker, owner)) {}
     }
   }
 }

@@ -23,14 +23,17 @@ public class ReadOnlyObservable<Value> {
   typealias NewEntry = ObserverEntry<Value>.Draft
   typealias Callback = (Value, ObservableOptions) -> Void
 
-  // The engine, by concern (Core/Delivery): `DeliveryState` decides which thread delivers and
-  // when; `+Setting` stores a value and starts its round; `+Registration` adds and removes
-  // entries; `+Round` is the one place a round calls user code; `+Draining` is the deliverer's
-  // loop over queued work; `+Turns` is a setter waiting for its turn; `+Gates` holds `.initial`
-  // registrations made during another thread's round and catches them up; `+Lanes` keeps the
-  // main-actor and actor lanes. `DeliveryStorage` holds the state they share, made by the
-  // first registration; this file holds the box (the value and its lock) and the public API.
-  // The contract they implement is stated in the Threading and Ordering contract articles.
+  // The engine, by concern. Core/Propagation schedules propagations: `PropagationGraph` (with
+  // `TurnState`) lets one propagation at a time run in a graph of observables joined by derived
+  // values, and `ObservationContext` is a thread's propagation (the turns it holds, the derived
+  // values it made stale). Core/Delivery delivers one observable's rounds within a propagation:
+  // `DeliveryState` decides who delivers; `+Setting` takes the turn, stores a value and starts
+  // its round; `+Registration` adds and removes entries; `+Round` is the one place a round calls
+  // user code; `+Draining` is the deliverer's loop over work queued by its own callbacks;
+  // `+Lanes` keeps the main-actor and actor lanes. `DeliveryStorage` holds the state they share,
+  // made by the first registration; this file holds the box (the value and its lock) and the
+  // public API. The contract they implement is stated in the Threading and Ordering contract
+  // articles.
 
   /// Work that arrives while a round is running (see ``DeliveryStorage/PendingEvent``).
   typealias PendingEvent = DeliveryStorage<Value>.PendingEvent
@@ -77,9 +80,20 @@ public class ReadOnlyObservable<Value> {
     return makeDelivery()
   }
 
+  /// The graph a new delivery storage belongs to: a graph of its own for a root observable; a
+  /// derived observable's is the one its sources joined.
+  func makeGraph() -> PropagationGraph {
+    PropagationGraph()
+  }
+
+  /// The graph of this observable, made now if nobody made it yet.
+  final var propagationGraph: PropagationGraph {
+    lock.withLock { makeDeliveryIfNeeded().graph }
+  }
+
   @inline(never)
   private func makeDelivery() -> DeliveryStorage<Value> {
-    let made = DeliveryStorage<Value>()
+    let made = DeliveryStorage<Value>(graph: makeGraph())
     deliveryStorage = made
     return made
   }
@@ -170,15 +184,6 @@ public class ReadOnlyObservable<Value> {
     lock.withLock { deliveryStorage?.pending.capacity ?? 0 }
   }
 
-  /// How many setters wait to be admitted, for tests of admission.
-  final var settersWaitingForAdmission: Int {
-    lock.withLock { deliveryStorage?.admissionWaiters.count ?? 0 }
-  }
-
-  /// The rounds kept for registrations held behind a closed gate, for tests of its bound.
-  final var heldBacklogCount: Int {
-    lock.withLock { deliveryStorage?.held?.backlog.count ?? 0 }
-  }
 }
 
 // Every stored property is guarded by `lock` (see the note on the properties above). The

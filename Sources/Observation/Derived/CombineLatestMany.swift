@@ -31,10 +31,10 @@ public func combineLatest<First, each Other>(
   _ others: repeat ReadOnlyObservable<each Other>
 ) -> ReadOnlyObservable<(First, repeat each Other)> {
   let latest = LatestOfEach(first: LatestSlot<First>(), others: (repeat LatestSlot<each Other>()))
-  var sourceRanks = [first.derivedRank]
-  for other in repeat each others { sourceRanks.append(other.derivedRank) }
+  var sources: [any DerivedSource] = [first]
+  for other in repeat each others { sources.append(other) }
   let pipeline = DerivedPipeline<() -> Void, (First, repeat each Other)>(
-    ranking: DerivedRank(above: sourceRanks),
+    ranking: DerivedRank(above: sources),
     apply: { record in
       record()
       return latest.missing.value == 0
@@ -75,7 +75,7 @@ public func combineLatest<Value>(
   guard !sources.isEmpty else { return ReadOnlyObservable(initialValue: []) }
   let latest = LatestArray<Value>(count: sources.count)
   let pipeline = DerivedPipeline<IndexedValue<Value>, [Value]>(
-    ranking: DerivedRank(above: sources.map(\.derivedRank)),
+    ranking: DerivedRank(above: sources),
     apply: latest.record,
     current: { latest.values }
   )

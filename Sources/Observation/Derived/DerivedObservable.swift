@@ -23,6 +23,11 @@ final class DerivedObservable<Value>: ReadOnlyObservable<Value> {
   /// while the registration lasts: a chain built inline and observed with an owner keeps working.
   override var keptAliveByRegistrations: AnyObject? { self }
 
+  /// The graph its sources joined when it was built.
+  override func makeGraph() -> PropagationGraph {
+    ranking.graph
+  }
+
   deinit {
     // Releasing a token can release the observable it observes, and so on up a chain: hand the
     // tokens to the thread's context, which releases a chain one link after another instead of

@@ -28,14 +28,22 @@ final class DerivedRank {
   /// observable again adds no second entry to its list. Swept like `dependents`.
   private var followed: [WeakRank] = []
 
-  /// Ranks a new derived observable above `sources` (`nil` for a root observable, rank 0) and
-  /// records it as their dependent.
-  init(above sources: [DerivedRank?]) {
+  /// The graph the derived observable belongs to: its sources' graphs, joined (see
+  /// ``PropagationGraph/join(_:)``). It may join more graphs later, never fewer.
+  let graph: PropagationGraph
+
+  /// Ranks a new derived observable above `sources` and records it as their dependent, and
+  /// joins their graphs into the one it belongs to.
+  init(above sources: [any DerivedSource]) {
+    graph = PropagationGraph.join(sources.map(\.propagationGraph))
+    // Joining may have waited for turns; outside a propagation, nothing needs them any more.
+    ObservationContext.current.giveBackTurnsIfOutside()
+    let ranks = sources.map(\.derivedRank)
     lock.lock()
     var highest = 0
-    for case let source? in sources { highest = max(highest, source.storedValue) }
+    for case let source? in ranks { highest = max(highest, source.storedValue) }
     storedValue = highest + 1
-    for case let source? in sources { source.addDependentLocked(self) }
+    for case let source? in ranks { source.addDependentLocked(self) }
     lock.unlock()
   }
 
@@ -49,11 +57,14 @@ final class DerivedRank {
   /// Makes this rank stay above `source` from now on, and raises it (and every rank built on
   /// it) if it is not above it now.
   ///
-  /// - Parameter source: The rank of the observable a `flatMapLatest` switched to, or `nil` for
-  ///   a root observable.
+  /// Joins the graph of `selected` too, so that a propagation through the `flatMapLatest` and
+  /// one of the selected observable never run at once.
+  ///
+  /// - Parameter selected: The observable a `flatMapLatest` switched to.
   /// - Returns: Whether this rank rose.
-  func follow(_ source: DerivedRank?) -> Bool {
-    guard let source else { return false }
+  func follow(_ selected: any DerivedSource) -> Bool {
+    _ = PropagationGraph.join([graph, selected.propagationGraph])
+    guard let source = selected.derivedRank else { return false }
     lock.lock()
     defer { lock.unlock() }
     require(
@@ -96,8 +107,15 @@ final class DerivedRank {
   }
 }
 
-extension ReadOnlyObservable {
-  /// This observable's rank, or `nil` for a root observable (rank 0).
+/// What a new derived observable needs of each source: its rank and its graph.
+protocol DerivedSource: AnyObject {
+  /// The source's rank, or `nil` for a root observable (rank 0).
+  var derivedRank: DerivedRank? { get }
+  /// The source's graph (see ``PropagationGraph``).
+  var propagationGraph: PropagationGraph { get }
+}
+
+extension ReadOnlyObservable: DerivedSource {
   var derivedRank: DerivedRank? {
     (self as? DerivedObservable<Value>)?.ranking
   }

@@ -110,7 +110,7 @@ extension ReadOnlyObservable {
   ) -> ReadOnlyObservable<(Value, Other)> {
     let latest = LatestValues<Value, Other, Void>(third: ())
     let pipeline = DerivedPipeline<CombineEvent<Value, Other, Void>, (Value, Other)>(
-      ranking: DerivedRank(above: [derivedRank, other.derivedRank]),
+      ranking: DerivedRank(above: [self, other]),
       apply: latest.record
     ) {
       let combination = latest.combination
@@ -142,7 +142,7 @@ extension ReadOnlyObservable {
   ) -> ReadOnlyObservable<(Value, Second, Third)> {
     let latest = LatestValues<Value, Second, Third>()
     let pipeline = DerivedPipeline<CombineEvent<Value, Second, Third>, (Value, Second, Third)>(
-      ranking: DerivedRank(above: [derivedRank, second.derivedRank, third.derivedRank]),
+      ranking: DerivedRank(above: [self, second, third]),
       apply: latest.record,
       current: { latest.combination }
     )

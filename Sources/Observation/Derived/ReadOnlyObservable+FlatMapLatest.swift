@@ -59,7 +59,7 @@ extension ReadOnlyObservable {
     // Ranked above this observable now, and above each observable it selects from the moment
     // it selects it (see `DerivedRank`), so that in a propagation that changes both this
     // observable and the selected one, the switch reads the selected one's new value.
-    let ranking = DerivedRank(above: [derivedRank])
+    let ranking = DerivedRank(above: [self])
     let pipeline = DerivedPipeline<SwitchEvent<Value, Result>, Result>(
       ranking: ranking,
       apply: { event in
@@ -68,7 +68,7 @@ extension ReadOnlyObservable {
           let inner = transform(value)
           let generation = selection.beginSwitch()
           guard let pipeline = reference.pipeline else { return false }
-          if ranking.follow(inner.derivedRank) { pipeline.holdBackPublication() }
+          if ranking.follow(inner) { pipeline.holdBackPublication() }
           // The core delivers `.initial` inside the registering call, even while another
           // thread delivers a round of `inner`: that value is what this event publishes, so a
           // switch is one step, and the later changes of `inner` follow it through the

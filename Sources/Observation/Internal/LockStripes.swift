@@ -7,8 +7,13 @@ enum LockStripes {
   private static let locks: [Lock] = (0..<64).map { _ in Lock() }
 
   static func lock(for object: AnyObject) -> Lock {
+    locks[index(for: object)]
+  }
+
+  /// The stripe of `object`: two objects with the same index share a lock.
+  static func index(for object: AnyObject) -> Int {
     // Objects are at least 16-byte aligned: skip the bits that are always zero.
     let address = UInt(bitPattern: ObjectIdentifier(object))
-    return locks[Int((address >> 4) & 63)]
+    return Int((address >> 4) & 63)
   }
 }

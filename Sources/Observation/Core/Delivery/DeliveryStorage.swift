@@ -1,6 +1,6 @@
-/// Everything an observable needs to deliver its changes: its registrations, the queue of work
-/// that arrives while a round runs, the state machine that decides who delivers (``state``), and
-/// the lanes of its main-actor and actor registrations.
+/// Everything an observable needs to deliver its changes: its graph (whose turn a propagation
+/// takes), its registrations, the queue of work that arrives while a round runs, the state that
+/// decides who delivers (``state``), and the lanes of its main-actor and actor registrations.
 ///
 /// An observable makes it with its first registration, trace or transaction (see
 /// ``ReadOnlyObservable/makeDeliveryIfNeeded()``) and keeps it from then on, so an observable
@@ -16,22 +16,22 @@ final class DeliveryStorage<Value> {
 
   /// Work that arrives while a round is running, applied in arrival order between rounds.
   enum PendingEvent {
-    /// A stored change and who made it (see ``DeliveryState/Setter``).
-    case change(old: Value, new: Value, setter: DeliveryState.Setter)
+    /// A change the deliverer stored inside a callback of its round.
+    case change(old: Value, new: Value)
     case add(Entry)
-    /// A registration whose `.initial` runs on another thread (see ``DeliveryState``).
-    case gated(RegistrationGate<Value>)
     case cancelled
 
     /// The entry of a queued registration that is still to be applied.
     var registration: Entry? {
       switch self {
       case .add(let entry): entry
-      case .gated(let gate) where !gate.isCancelled: gate.entry
-      case .gated, .change, .cancelled: nil
+      case .change, .cancelled: nil
       }
     }
   }
+
+  /// The graph this observable belongs to (see ``PropagationGraph``).
+  let graph: PropagationGraph
 
   /// Moves with every value stored once the storage exists: a compare-and-set (`sendUpdate`,
   /// which makes the storage) stores only if it did not.
@@ -46,8 +46,7 @@ final class DeliveryStorage<Value> {
   /// each token's or binding's waits (a position in `pending`), keyed by its identity.
   @exclusivity(unchecked) var queuedRegistrationCount = 0
   @exclusivity(unchecked) var queuedRegistrations: [UInt: Int] = [:]
-  /// Whether the deliverer has work to do before its next round: removals from other threads,
-  /// or gated registrations to catch up.
+  /// Whether the deliverer has removals from other threads to apply before its next round.
   @exclusivity(unchecked) var hasBoundaryWork = false
   @exclusivity(unchecked) var deferredRemovals: [Selection] = []
   /// Removals made while a thread delivers, kept until the deliverer gives up its role (by then
@@ -65,18 +64,10 @@ final class DeliveryStorage<Value> {
   @exclusivity(unchecked) var mainActorEnds: MainActorEnds?
   /// The serial of the next main-actor handle.
   @exclusivity(unchecked) var nextHandleSerial: UInt = 0
-  /// Registrations the deliverer has reached behind a gate that was still closed, with the
-  /// rounds they missed: they join the list, in order, once every gate among them is open and
-  /// they are caught up (see ``HeldRegistrations``).
-  @exclusivity(unchecked) var held: HeldRegistrations<Value>?
-  /// The held registrations the deliverer is catching up right now: a removal still finds them.
-  @exclusivity(unchecked) var catchingUp: HeldRegistrations<Value>?
-  /// Whether `held` or `catchingUp` is set: checked instead of them on every registration and
-  /// removal, since reading a generic optional costs a metadata look-up.
-  @exclusivity(unchecked) var hasHeldRegistrations = false
   @exclusivity(unchecked) var needsCompaction = false
-  /// Setters from other threads waiting to be admitted, oldest first.
-  @exclusivity(unchecked) var admissionWaiters: [AdmissionWaiter] = []
+  /// Registrations catching up before they join the list: their `.initial` ran without the
+  /// graph's turn (see `registerCatchingUp`).
+  @exclusivity(unchecked) var catchingUp: [CatchingUpRegistration<Value>] = []
   @exclusivity(unchecked) var tracer: Tracer?
   /// The transaction whose round for this observable is still to run, if this observable joined
   /// it marked (see ``ObservationContext/join(_:marked:_:)``).
@@ -90,7 +81,9 @@ final class DeliveryStorage<Value> {
   /// main-actor registrations pays nothing per round.
   @exclusivity(unchecked) var hasMainActorLanes = false
 
-  init() {}
+  init(graph: PropagationGraph) {
+    self.graph = graph
+  }
 
   deinit {
     // Nothing else can reach the observable now, so releasing the closures here runs no user

@@ -16,7 +16,7 @@ extension ReadOnlyObservable {
     if FastPaths.areEnabled && initial == nil && !draft.isRemoved {
       lock.lock()
       unowned(unsafe) let delivery = makeDeliveryIfNeeded()
-      if delivery.state.role == .idle && !delivery.hasPending && !delivery.hasHeldRegistrations {
+      if delivery.state.role == .idle && !delivery.hasPending {
         if !replacing && delivery.observers.hasRoom {
           delivery.observers.appendAssumingRoom(draft)
           lock.unlock()
@@ -43,16 +43,31 @@ extension ReadOnlyObservable {
     registerInGeneral(draft, replacing: replacing, initial: initial)
   }
 
-  /// Every other registration: see ``register(_:replacing:initial:)``.
+  /// The general path of every registration. A registration with `.initial` is a propagation of
+  /// its own: it takes the graph's turn, so that no other thread's change is delivered between
+  /// its `.initial` and its first round, and holds the deliverer role while `.initial` runs, so
+  /// that a change made inside `.initial` reaches it after `.initial`.
   @inline(never)
   private func registerInGeneral(_ draft: NewEntry, replacing: Bool, initial: Callback?) {
-    // `.initial`, and the rounds this thread may deliver meanwhile, form one propagation.
     let context = ObservationContext.current
     context.beginPropagation()
     defer { context.endPropagation() }
     var released: [Callback] = []
     lock.lock()
-    _ = makeDeliveryIfNeeded()
+    let graph = makeDeliveryIfNeeded().graph
+    var sendsInitial = initial != nil
+    if sendsInitial && !context.holdsTurn(of: graph) {
+      if graph.takeIfFree(by: context) {
+        context.noteTaken(graph)
+      } else {
+        lock.unlock()
+        // Waiting could deadlock: `.initial` then runs at once, on this thread, with the value
+        // stored now, and the entry joins the list after it, missing any change made meanwhile
+        // (see the Threading article).
+        sendsInitial = context.takeTurn(of: graph)
+        lock.lock()
+      }
+    }
     if replacing { removeLocked(.replaceable(draft.identity), released: &released) }
     guard !draft.isRemoved else {
       // Nothing to keep: `.initial` alone needs no place in the order.
@@ -62,49 +77,81 @@ extension ReadOnlyObservable {
       initial?(value, .initial)
       return
     }
-    switch delivery.state.register(on: .current, sendsInitial: initial != nil) {
+    guard sendsInitial || initial == nil else {
+      return registerCatchingUp(Entry(draft), initial: initial.unsafelyUnwrapped, released: &released)
+    }
+    switch delivery.state.register(on: .current, sendsInitial: sendsInitial) {
     case .append:
       delivery.observers.append(draft, released: &released)
       lock.unlock()
       Lock.assertNotHeld()
+      releaseOutsideLock(&released)
     case .enqueue:
-      registerDuringRound(Entry(draft), gated: false, initial: initial, released: &released)
-    case .enqueueGated:
-      registerDuringRound(Entry(draft), gated: true, initial: initial, released: &released)
-    }
-  }
-
-  /// The registrations that arrive while a round runs, entered with the lock held. Kept out of
-  /// ``register(_:replacing:initial:)``: code that builds a queued event looks up the generic
-  /// metadata of the event and the gate on entry, which every registration would pay.
-  @inline(never)
-  private func registerDuringRound(
-    _ entry: Entry,
-    gated: Bool,
-    initial: Callback?,
-    released: inout [Callback]
-  ) {
-    guard gated else {
-      // Re-entrant: the entry waits in the queue, so it sees only the changes made after this
-      // point, and `.initial` can go out now.
+      // Re-entrant, or during another thread's round: the entry waits in the queue, so it sees
+      // only the changes made after this point, and `.initial` can go out now.
+      let entry = Entry(draft)
       enqueueRegistration(.add(entry), of: entry)
       let value = storage
       lock.unlock()
       releaseOutsideLock(&released)
       initial?(value, .initial)
-      return
+    case .enqueueAndDeliverInitial:
+      let entry = Entry(draft)
+      enqueueRegistration(.add(entry), of: entry)
+      let value = storage
+      lock.unlock()
+      releaseOutsideLock(&released)
+      initial.unsafelyUnwrapped(value, .initial)
+      drain()
     }
-    let gate = RegistrationGate(entry: entry)
-    enqueueRegistration(.gated(gate), of: entry)
-    let value = storage
-    lock.unlock()
-    releaseOutsideLock(&released)
-    initial?(value, .initial)
-    openGate(gate)
   }
 
-  /// Ends the registrations `selection` names: at once when no round runs or on the delivering
-  /// thread, before the next round otherwise. Their closures are released after unlocking.
+  /// A registration with `.initial` whose wait for the turn could have deadlocked, entered with
+  /// the lock held: `.initial` runs at once, on this thread, with the value stored now; while it
+  /// runs, the holder may deliver further changes, so before the entry joins the list this
+  /// thread calls it once more for each time the value moved meanwhile, from the value it last
+  /// saw to the newest (the changes in between are folded, never reordered, and never delivered
+  /// to it twice). A removal meanwhile marks it (see `catchingUp`), and it joins nothing.
+  @inline(never)
+  private func registerCatchingUp(_ entry: Entry, initial: Callback, released: inout [Callback]) {
+    let registration = CatchingUpRegistration(entry)
+    delivery.catchingUp.append(registration)
+    var seen = storage
+    var version = delivery.version
+    lock.unlock()
+    releaseOutsideLock(&released)
+    initial(seen, .initial)
+    lock.lock()
+    while delivery.version != version && !registration.entry.isRemoved {
+      let current = storage
+      version = delivery.version
+      // A copy, read under the lock, keeps the closure alive for the calls.
+      var copy = registration.entry
+      lock.unlock()
+      withUnsafeMutablePointer(to: &copy) { entry in
+        if entry.pointee.wants(Entry.oldBit) { _ = call(entry, seen, .old) }
+        if lock.withLock({ registration.entry.wants(Entry.newBit) }) {
+          _ = call(entry, current, .new)
+        }
+      }
+      seen = current
+      lock.lock()
+    }
+    delivery.catchingUp.removeAll { $0 === registration }
+    guard !registration.entry.isRemoved else {
+      lock.unlock()
+      return
+    }
+    switch delivery.state.register(on: .current, sendsInitial: false) {
+    case .append:
+      delivery.observers.append(registration.entry, released: &released)
+    case .enqueue, .enqueueAndDeliverInitial:
+      enqueueRegistration(.add(registration.entry), of: registration.entry)
+    }
+    lock.unlock()
+    releaseOutsideLock(&released)
+  }
+
   final func remove(_ selection: Selection, token: ObservationToken? = nil) {
     var released: [Callback] = []
     lock.withLock {
@@ -122,7 +169,9 @@ extension ReadOnlyObservable {
     released: inout [Callback]
   ) {
     if delivery.hasPending { cancelQueuedAdds(selection, released: &released) }
-    if delivery.hasHeldRegistrations { cancelHeldRegistrations(selection, released: &released) }
+    for registration in delivery.catchingUp where registration.entry.isSelected(by: selection) {
+      registration.entry.markRemoved()
+    }
     let action = delivery.state.remove(on: .current)
     if action != .removeNow && delivery.hasMainActorLanes {
       delivery.endedDuringDelivery.append((selection, before: delivery.nextHandleSerial))
@@ -178,31 +227,25 @@ extension ReadOnlyObservable {
     }
   }
 
-  /// A queued registration's event once cancelled: an entry's closure goes to `released`; a gate
-  /// stays, cancelled, for its registering thread to open.
+  /// A queued registration's event once cancelled: its entry's closure goes to `released`.
   func cancelled(_ event: PendingEvent, released: inout [Callback]) -> PendingEvent {
     delivery.queuedRegistrationCount -= 1
     switch event {
     case .add(var entry):
       released.append(entry.takeCallback(leaving: delivery.observers.vacantCallback))
       return .cancelled
-    case .gated(let gate):
-      // Its `.initial` runs the registering thread's own reference to the closure.
-      gate.cancel(released: &released, leaving: delivery.observers.vacantCallback)
-      return event
     case .change, .cancelled:
       preconditionFailure("Only a queued registration can be cancelled.")
     }
   }
+}
 
-  /// Cancels the held registrations `selection` names and releases their closures at once, even
-  /// in a segment being caught up: the catch-up calls a copy of the entry, which keeps the
-  /// closure it runs alive for that call.
-  private func cancelHeldRegistrations(_ selection: Selection, released: inout [Callback]) {
-    for segment in [delivery.held, delivery.catchingUp] {
-      for gate in segment?.gates ?? [] where gate.entry.isSelected(by: selection) {
-        gate.cancel(released: &released, leaving: delivery.observers.vacantCallback)
-      }
-    }
+/// A registration catching up before it joins the list (see `registerCatchingUp`): a removal
+/// finds it here and marks its entry. Guarded by the observable's lock.
+final class CatchingUpRegistration<Value> {
+  var entry: ObserverEntry<Value>
+
+  init(_ entry: ObserverEntry<Value>) {
+    self.entry = entry
   }
 }

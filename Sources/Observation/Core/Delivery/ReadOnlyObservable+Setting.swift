@@ -1,6 +1,7 @@
 // Storing a value and starting its round: plain sets, the single-registration shortcut of a
-// derived chain (`feed`), compare-and-set updates, and transactions. Which thread delivers is
-// decided by `DeliveryState`; the rules are in the Threading and Ordering contract articles.
+// derived chain (`feed`), compare-and-set updates, and transactions. A value is stored only by
+// the holder of its graph's turn (see `PropagationGraph`); the rules are in the Threading and
+// Ordering contract articles.
 
 extension ReadOnlyObservable {
   /// Stores `newValue` and notifies, following the ordering rules on ``Observable``.
@@ -25,7 +26,7 @@ extension ReadOnlyObservable {
         !delivery.hasBoundaryWork, !delivery.needsCompaction
       else {
         lock.unlock()
-        store(newValue, ifVersion: nil, in: context, isFeed: true)
+        store(newValue, ifVersion: nil, in: context)
         return
       }
       // The storage lives as long as the observable, which the caller holds: no reference of
@@ -53,7 +54,7 @@ extension ReadOnlyObservable {
         // it, or prunes it.
         lock.unlock()
         keepAlive(owner)
-        store(newValue, ifVersion: nil, in: context, isFeed: true)
+        store(newValue, ifVersion: nil, in: context)
         return
       }
       let replaced = storage
@@ -107,17 +108,22 @@ extension ReadOnlyObservable {
   private static var chainDepthPerFrame: Int { 32 }
 
   /// Reads the value, lets `body` modify a copy without the lock (it is user code), and stores
-  /// the result only if no other set happened meanwhile; otherwise it runs `body` again on the
-  /// newer value.
+  /// the result as one propagation: the turn of the graph is taken first, so no other set can
+  /// come in between. Should waiting for the turn risk a deadlock (see
+  /// ``PropagationGraph/waitForTurn(on:)``), it stores only if no other set happened meanwhile,
+  /// and otherwise runs `body` again on the newer value.
   final func sendUpdate(_ body: (inout Value) throws -> Void) rethrows {
+    let context = ObservationContext.current
+    let graph = propagationGraph
+    let isHolding = context.takeTurn(of: graph)
+    defer { if isHolding { context.giveBackTurnsIfOutside() } }
     while true {
       lock.lock()
       var candidate = storage
-      // Compare-and-set needs the version, which only the delivery storage keeps.
-      let seen = makeDeliveryIfNeeded().version
+      let seen = delivery.version
       lock.unlock()
       try body(&candidate)
-      if store(candidate, ifVersion: seen) { return }
+      if store(candidate, ifVersion: seen, in: context) { return }
     }
   }
 
@@ -134,20 +140,15 @@ extension ReadOnlyObservable {
   @inline(__always)
   @discardableResult
   func store(
-    _ newValue: Value, ifVersion expected: UInt?, in context: ObservationContext,
-    isFeed: Bool = false
+    _ newValue: Value, ifVersion expected: UInt?, in context: ObservationContext
   ) -> Bool {
-    // Inside a callback (of any observable) this thread must not wait for a turn.
-    let isNested = context.propagationDepth > 0 || context.isFlushing
     lock.lock()
     if deliveryStorage == nil {
       // Nobody ever registered: no round can run, nobody delivers and nothing is queued, so
       // the general path below would only store. A transaction needs the storage to join.
       guard FastPaths.areEnabled && !context.isInTransaction else {
         _ = makeDeliveryIfNeeded()
-        return store(
-          newValue, afterLockingIfVersion: expected, in: context, isNested: isNested, isFeed: isFeed
-        )
+        return store(newValue, afterLockingIfVersion: expected, in: context)
       }
       // Only `sendUpdate` passes a version, and it made the storage to read it.
       assert(expected == nil, "a version was read from an observable without delivery storage")
@@ -158,24 +159,30 @@ extension ReadOnlyObservable {
       withExtendedLifetime(replaced) {}
       return true
     }
-    return store(
-      newValue, afterLockingIfVersion: expected, in: context, isNested: isNested, isFeed: isFeed)
+    return store(newValue, afterLockingIfVersion: expected, in: context)
   }
 
-  /// ``store(_:ifVersion:in:isFeed:)`` once the lock is held and the delivery storage exists.
+  /// ``store(_:ifVersion:in:)`` once the lock is held and the delivery storage exists:
+  /// takes the graph's turn, unless this thread holds it already, then stores.
   @inline(__always)
   private func store(
-    _ newValue: Value, afterLockingIfVersion expected: UInt?, in context: ObservationContext,
-    isNested: Bool, isFeed: Bool
+    _ newValue: Value, afterLockingIfVersion expected: UInt?, in context: ObservationContext
   ) -> Bool {
-    // A set outside callbacks, and a derived value's change, waits to be admitted before it
-    // stores (see `DeliveryState.admit`).
-    let thread = ThreadID.current
-    let gaveUpWaiting =
-      (!isNested || isFeed) && !context.isInTransaction
-      && gaveUpWaitingForAdmission(on: thread)
+    let graph = delivery.graph
+    if !context.holdsTurn(of: graph) {
+      if graph.takeIfFree(by: context) {
+        context.noteTaken(graph)
+      } else {
+        lock.unlock()
+        guard context.takeTurn(of: graph) else {
+          return queuePropagation(of: newValue, in: graph, context: context)
+        }
+        lock.lock()
+      }
+    }
     if let expected, expected != delivery.version {
       lock.unlock()
+      context.giveBackTurnsIfOutside()
       return false
     }
     let oldValue = storage
@@ -198,56 +205,46 @@ extension ReadOnlyObservable {
     let chainDepth = context.chainDepth
     context.chainDepth = 0
     context.beginPropagation()
-    startRound(
-      old: oldValue, new: newValue, on: thread, isNested: isNested && !isFeed,
-      gaveUpWaiting: gaveUpWaiting)
+    startRound(old: oldValue, new: newValue, on: .current)
     context.endPropagation()
     context.chainDepth = chainDepth
     return true
+  }
+
+  /// Waiting for the turn could deadlock: queues the set, whole, to run on the holder's thread
+  /// right after its propagation (see ``PropagationGraph/queue(_:)``). The value is stored then,
+  /// not now. A turn given back meanwhile is taken, and the value stored at once.
+  @inline(never)
+  private func queuePropagation(
+    of newValue: Value, in graph: PropagationGraph, context: ObservationContext
+  ) -> Bool {
+    if graph.queue({ self.store(newValue, ifVersion: nil) }) { return true }
+    return store(newValue, ifVersion: nil, in: context)
   }
 
   /// Runs a transaction's round for this observable: from the value before the transaction to
   /// the current one. A transaction that ends inside a callback is nested like a set made there:
   /// its rounds never wait for a turn.
   final func commitTransaction(from oldValue: Value, of transaction: TransactionMark) {
-    // The transaction's end opened a propagation of its own around its rounds.
-    let isNested = ObservationContext.withCurrent { context in
-      context.propagationDepth > 1 || context.isFlushing
-    }
+    // The transaction took the graph's turn with its first set here, and holds it until now.
     lock.lock()
     if delivery.joinedTransaction == transaction { delivery.joinedTransaction = nil }
-    // Its round waits to be admitted, like a set's.
-    let thread = ThreadID.current
-    let gaveUpWaiting = !isNested && gaveUpWaitingForAdmission(on: thread)
-    startRound(
-      old: oldValue, new: storage, on: thread, isNested: isNested, gaveUpWaiting: gaveUpWaiting)
+    startRound(old: oldValue, new: storage, on: .current)
   }
 
   /// Entered with the lock held after a change was stored; returns with it released once this
-  /// thread has delivered what it must. Every decision is `DeliveryState`'s (see
-  /// ``DeliveryState/set(on:insideCallback:queueIsEmpty:gaveUpWaiting:)``).
-  private func startRound(
-    old oldValue: Value, new newValue: Value, on thread: ThreadID, isNested: Bool,
-    gaveUpWaiting: Bool = false
-  ) {
+  /// thread has delivered what it must (see ``DeliveryState/set(on:queueIsEmpty:)``).
+  private func startRound(old oldValue: Value, new newValue: Value, on thread: ThreadID) {
     switch delivery.state.set(
-      on: thread, insideCallback: isNested,
-      queueIsEmpty: !delivery.hasBoundaryWork && !delivery.hasPending,
-      gaveUpWaiting: gaveUpWaiting)
+      on: thread, queueIsEmpty: !delivery.hasBoundaryWork && !delivery.hasPending)
     {
     case .enqueue:
-      enqueueChange(old: oldValue, new: newValue, setter: .thread(thread))
+      enqueueChange(old: oldValue, new: newValue)
       lock.unlock()
     case .enqueueAndDrain:
-      enqueueChange(old: oldValue, new: newValue, setter: .thread(thread))
+      enqueueChange(old: oldValue, new: newValue)
       lock.unlock()
       drain()
-    case .enqueueWithoutWaiting:
-      enqueueChange(old: oldValue, new: newValue, setter: .nobody)
-      lock.unlock()
-    case .enqueueGivenUp:
-      enqueueChange(old: oldValue, new: newValue, setter: .gaveUp)
-      lock.unlock()
     case .deliver:
       let tracer = delivery.tracer
       let lanes = delivery.hasMainActorLanes ? delivery.mainActorLanes : nil

@@ -48,8 +48,6 @@ final class ObservationContext {
   /// at a base no earlier context's count can reach (see ``claimSerialBase()``).
   @exclusivity(unchecked) private var propagationSerial = ObservationContext.claimSerialBase()
   @exclusivity(unchecked) private(set) var isFlushing = false
-  /// Set while the outermost transaction's end runs its rounds, which form one propagation.
-  @exclusivity(unchecked) private(set) var isCommitting = false
   /// The nodes waiting to be recomputed, lowest rank first, first scheduled first among equal
   /// ranks: O(1) per node when they arrive in that order, O(log n) otherwise, where a scan for
   /// the lowest rank cost O(n) per node.
@@ -149,31 +147,102 @@ final class ObservationContext {
     PropagationTag(context: ObjectIdentifier(self), serial: propagationSerial)
   }
 
-  /// Whether this thread is in its outermost propagation, outside any callback, flush or
-  /// transaction commit: where a round may be made a propagation of its own (see
-  /// ``deliverSeparately(_:)``).
-  var canSeparatePropagations: Bool {
-    propagationDepth == 1 && !isFlushing && !isCommitting
-  }
-
-  /// Runs `round` (another thread's change, delivered by this thread) as a propagation of its
-  /// own when ``canSeparatePropagations``: the derived values the propagation so far made stale
-  /// are recomputed first, and those `round` makes stale right after it, so neither is folded
-  /// with the other, and they are published before the change's setter is let go.
-  func deliverSeparately(_ round: () -> Void) {
-    guard canSeparatePropagations else { return round() }
-    endPropagation()
-    beginPropagation()
-    round()
-    endPropagation()
-    beginPropagation()
-  }
-
-  /// Called after; the outermost end recomputes the stale derived nodes.
+  /// Called after; the outermost end recomputes the stale derived nodes, then gives back the
+  /// turns the propagation took (outside a transaction, which keeps them until it ends).
   @inline(__always)
   func endPropagation() {
     propagationDepth -= 1
-    if propagationDepth == 0 && !staleNodes.isEmpty && !isFlushing { flush() }
+    guard propagationDepth == 0 && !isFlushing else { return }
+    if !staleNodes.isEmpty { flush() }
+    if heldTurns.count > turnFloor && !isInTransaction { giveBackTurns() }
+  }
+
+  // MARK: - Turns
+
+  /// The graphs whose turn this thread holds, in the order it took them (see
+  /// ``PropagationGraph``). A propagation takes the turn of each graph it changes and gives them
+  /// all back when it ends, so that no other thread's propagation interleaves with it.
+  @exclusivity(unchecked) private(set) var heldTurns: [PropagationGraph] = []
+  /// The turns below this index belong to the propagation that runs a queued one (see
+  /// ``runQueuedPropagation(_:)``): the queued one gives back only those it took itself.
+  @exclusivity(unchecked) private var turnFloor = 0
+  /// The graph this thread waits for, if any. Other threads read it in their cycle checks:
+  /// guarded by ``TurnWaits/lock``.
+  @exclusivity(unchecked) var waitingFor: PropagationGraph?
+
+  /// Whether this thread holds the turn of `graph`.
+  @inline(__always)
+  func holdsTurn(of graph: PropagationGraph) -> Bool {
+    guard !heldTurns.isEmpty else { return false }
+    for held in heldTurns where held === graph { return true }
+    return holdsTurnOfJoined(graph)
+  }
+
+  /// ``holdsTurn(of:)`` when `graph` is not one of the graphs taken: it may have joined one.
+  @inline(never)
+  private func holdsTurnOfJoined(_ graph: PropagationGraph) -> Bool {
+    let root = graph.root
+    return heldTurns.contains { $0.root === root }
+  }
+
+  /// Takes the turn of `graph` for the current propagation, waiting for it if another thread
+  /// holds it. Returns `false` if waiting could deadlock (see
+  /// ``PropagationGraph/waitForTurn(on:)``): the caller then queues its propagation whole.
+  func takeTurn(of graph: PropagationGraph) -> Bool {
+    if holdsTurn(of: graph) { return true }
+    if graph.takeIfFree(by: self) {
+      heldTurns.append(graph)
+      return true
+    }
+    switch graph.waitForTurn(on: self) {
+    case .holding(let root):
+      heldTurns.append(root)
+      return true
+    case .mustQueue:
+      return false
+    }
+  }
+
+  /// Records a turn taken by ``PropagationGraph/takeIfFree(by:)`` or a wait.
+  @inline(__always)
+  func noteTaken(_ graph: PropagationGraph) {
+    heldTurns.append(graph)
+  }
+
+  /// Whether this thread took the turn of `first` before that of `second` (both held).
+  func heldEarlier(_ first: PropagationGraph, than second: PropagationGraph) -> Bool {
+    let a = heldTurns.firstIndex { $0.root === first } ?? Int.max
+    let b = heldTurns.firstIndex { $0.root === second } ?? Int.max
+    return a < b
+  }
+
+  /// Gives back the turns taken since the outermost propagation began, if this thread is
+  /// outside every propagation and transaction: for a caller that took a turn and then did not
+  /// start a propagation after all.
+  func giveBackTurnsIfOutside() {
+    guard propagationDepth == 0 && !isFlushing && !isInTransaction else { return }
+    giveBackTurns()
+  }
+
+  @inline(never)
+  private func giveBackTurns() {
+    while heldTurns.count > turnFloor {
+      // Still listed while it is given back: a queued propagation it runs holds it.
+      heldTurns[heldTurns.count - 1].giveBack(by: self)
+      heldTurns.removeLast()
+    }
+  }
+
+  /// Runs `job`, a propagation another thread queued instead of waiting for a turn this thread
+  /// holds, as a propagation of its own: its derived values are recomputed, and the turns it
+  /// took given back, before it returns.
+  func runQueuedPropagation(_ job: () -> Void) {
+    let floor = turnFloor
+    turnFloor = heldTurns.count
+    beginPropagation()
+    job()
+    endPropagation()
+    turnFloor = floor
   }
 
   /// Marks `node` stale; the caller makes sure a node is scheduled once until it recomputes.
@@ -253,14 +322,13 @@ final class ObservationContext {
   /// they were first changed, as one propagation.
   func endTransaction() {
     transactionDepth -= 1
-    guard transactionDepth == 0, !participants.isEmpty else { return }
+    guard transactionDepth == 0 else { return }
+    guard !participants.isEmpty else { return giveBackTurnsIfOutside() }
     let changed = participants
     participants = []
     participantIdentities.removeAll(keepingCapacity: true)
     beginPropagation()
-    isCommitting = true
     for participant in changed { participant.commitTransaction() }
-    isCommitting = false
     endPropagation()
   }
 }

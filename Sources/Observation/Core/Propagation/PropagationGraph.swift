@@ -1,0 +1,365 @@
+import Dispatch
+
+/// Observables joined by derived values, which run one propagation at a time.
+///
+/// A root observable gets a graph of its own with its delivery storage; a derived observable
+/// joins the graphs of its sources (see ``join(_:)``), and a `flatMapLatest` joins the graph of
+/// each observable it switches to. Graphs only ever join, never split: joined graphs form a
+/// tree of these objects, whose *root* (the one with no `parent`) holds the turn for all.
+///
+/// A thread takes the turn of a graph before it stores a value into it and keeps it until its
+/// propagation ends (see ``ObservationContext/takeTurn(of:)``), so no other thread's propagation
+/// interleaves with it. The decisions (who holds the turn, who comes next) are ``TurnState``'s;
+/// this type locks, asks it, unlocks, and wakes the waiter or runs the propagation it names.
+///
+/// Every stored property is guarded by the graph's stripe of ``LockStripes``: a graph is made
+/// with every observed observable, so it has no lock of its own.
+final class PropagationGraph {
+  @exclusivity(unchecked) private var parent: PropagationGraph?
+  /// How many graphs joined into this one, itself included: the smaller joins the larger, so a
+  /// walk to the root stays short.
+  @exclusivity(unchecked) private var size = 1
+  @exclusivity(unchecked) private var state = TurnState()
+  /// The holder's context, for other threads' cycle checks. Unowned: a thread's context outlives
+  /// every turn it holds.
+  @exclusivity(unchecked) private unowned(unsafe) var holderContext: ObservationContext?
+  /// The waiters and queued propagations `state` names by id.
+  @exclusivity(unchecked) private var waiters: [UInt: TurnWaiter] = [:]
+  @exclusivity(unchecked) private var jobs: [UInt: () -> Void] = [:]
+
+  init() {}
+
+  private var lock: Lock { LockStripes.lock(for: self) }
+
+  /// The root of this graph's tree.
+  var root: PropagationGraph {
+    var graph = self
+    while true {
+      let lock = graph.lock
+      lock.lock()
+      let parent = graph.parent
+      lock.unlock()
+      guard let parent else { return graph }
+      graph = parent
+    }
+  }
+
+  // MARK: - Taking the turn
+
+  /// Takes the turn for `context` if this is a root nobody holds: the uncontended case of every
+  /// propagation, one lock and unlock of a stripe.
+  @inline(__always)
+  func takeIfFree(by context: ObservationContext) -> Bool {
+    let lock = lock
+    lock.lock()
+    defer { lock.unlock() }
+    guard parent == nil, state.take(by: ObjectIdentifier(context)) else { return false }
+    holderContext = context
+    return true
+  }
+
+  enum WaitOutcome {
+    /// The caller holds the turn of this root.
+    case holding(PropagationGraph)
+    /// Waiting could deadlock: the caller queues its propagation instead.
+    case mustQueue
+  }
+
+  /// Waits for the turn of this graph's root (in ``TurnState``'s order), unless waiting could
+  /// deadlock: when the holder waits, through the library, for a turn this thread holds (seen at
+  /// once), or when the holder makes no progress for a whole ``turnTimeout`` (it may be a
+  /// callback blocked on this very thread, which the library cannot see).
+  func waitForTurn(on context: ObservationContext) -> WaitOutcome {
+    let me = ObjectIdentifier(context)
+    let waiter = TurnWaiter(context: context)
+    while true {
+      TurnWaits.lock.lock()
+      let root = root
+      let lock = root.lock
+      lock.lock()
+      guard root.parent == nil else {
+        lock.unlock()
+        TurnWaits.lock.unlock()
+        continue
+      }
+      if root.state.holder == me || root.state.take(by: me) {
+        root.holderContext = context
+        lock.unlock()
+        TurnWaits.lock.unlock()
+        return .holding(root)
+      }
+      let holder = root.holderContext
+      let isStalled = root.state.isStalled
+      lock.unlock()
+      if isStalled {
+        TurnWaits.lock.unlock()
+        return .mustQueue
+      }
+      // Other threads' waits change only under `TurnWaits.lock`, which this thread holds: if the
+      // holder does not wait for this thread now, it cannot start to without seeing this wait.
+      if let holder, TurnWaits.closesCycle(from: holder, to: context) {
+        TurnWaits.lock.unlock()
+        return .mustQueue
+      }
+      lock.lock()
+      guard root.parent == nil, root.holderContext === holder, holder != nil else {
+        lock.unlock()
+        TurnWaits.lock.unlock()
+        continue
+      }
+      root.state.enqueue(waiter: waiter.id, of: me, first: MainQueue.isCurrent)
+      root.waiters[waiter.id] = waiter
+      waiter.outcome = .waiting
+      let progressSeen = root.state.progress
+      context.waitingFor = root
+      lock.unlock()
+      TurnWaits.lock.unlock()
+      let outcome = waiter.wait(in: root, progressSeen: progressSeen)
+      TurnWaits.lock.withLock { context.waitingFor = nil }
+      switch outcome {
+      case .granted: return .holding(root)
+      case .gaveUp: return .mustQueue
+      case .moved, .waiting: continue
+      }
+    }
+  }
+
+  /// Removes a waiter that gave up; the stripe is held by the caller.
+  fileprivate func forgetWaiterLocked(_ id: UInt) {
+    state.removeWaiter(id)
+    waiters[id] = nil
+  }
+
+  fileprivate var progressLocked: UInt { state.progress }
+
+  fileprivate var holderContextLocked: ObservationContext? { holderContext }
+
+  // MARK: - Queueing and giving back
+
+  /// Queues `job`, a whole propagation that could not wait for this graph's turn, to run right
+  /// after the holder's propagation, on the holder's thread. Returns `false`, queueing nothing,
+  /// if nobody holds the turn by now: the caller takes it and runs the propagation itself.
+  func queue(_ job: @escaping () -> Void) -> Bool {
+    let root = root
+    let lock = root.lock
+    lock.lock()
+    defer { lock.unlock() }
+    guard root.parent == nil else { return queue(job) }
+    guard !root.state.isFree else { return false }
+    let id = TurnWaiter.nextID()
+    root.state.enqueue(job: id)
+    root.jobs[id] = job
+    return true
+  }
+
+  /// Gives back the turn `context` holds. A root hands it to the next waiter, or first runs the
+  /// propagations queued for it, each whole, on this thread; a graph that joined another while
+  /// held is held through its root, which is given back on its own.
+  func giveBack(by context: ObservationContext) {
+    let me = ObjectIdentifier(context)
+    while true {
+      let lock = lock
+      lock.lock()
+      guard parent == nil else {
+        lock.unlock()
+        return
+      }
+      switch state.giveBack(by: me) {
+      case .free:
+        holderContext = nil
+        lock.unlock()
+        return
+      case .grant(let id):
+        let waiter = waiters.removeValue(forKey: id).unsafelyUnwrapped
+        holderContext = waiter.context
+        waiter.outcome = .granted
+        lock.unlock()
+        waiter.semaphore.signal()
+        return
+      case .run(let id):
+        let job = jobs.removeValue(forKey: id).unsafelyUnwrapped
+        lock.unlock()
+        context.runQueuedPropagation(job)
+      }
+    }
+  }
+
+  // MARK: - Joining
+
+  /// Joins `graphs` into one graph and returns its root.
+  ///
+  /// A graph joins another only while nobody is in the middle of a propagation in it that the
+  /// other's turn would not cover: it must be free, or held by the calling thread since before
+  /// the other. A graph another thread holds is waited for first, like a setter's turn; if that
+  /// wait would deadlock, the graphs join all the same, and until that thread's propagation ends
+  /// it may overlap one in the rest of the graph (the one case the Threading article names).
+  static func join(_ graphs: [PropagationGraph]) -> PropagationGraph {
+    var result = graphs[0]
+    for graph in graphs.dropFirst() { result = join(result, graph) }
+    return result.root
+  }
+
+  private static func join(_ first: PropagationGraph, _ second: PropagationGraph)
+    -> PropagationGraph
+  {
+    let context = ObservationContext.current
+    let me = ObjectIdentifier(context)
+    var mayWait = true
+    while true {
+      let a = first.root
+      let b = second.root
+      if a === b { return a }
+      // Read before locking: finding a held graph's root takes stripes.
+      let aHeldFirst = context.heldEarlier(a, than: b)
+      // Two stripes, taken in the order of their indices.
+      let stripes = (LockStripes.index(for: a), LockStripes.index(for: b))
+      let isShared = stripes.0 == stripes.1
+      let locks = stripes.0 < stripes.1 ? (a.lock, b.lock) : (b.lock, a.lock)
+      locks.0.lock()
+      if !isShared { locks.1.lock() }
+      let outcome = link(a, b, by: me, aHeldFirst: aHeldFirst, force: !mayWait)
+      if !isShared { locks.1.unlock() }
+      locks.0.unlock()
+      switch outcome {
+      case .linked(let root, let moved):
+        moved.forEach { $0.semaphore.signal() }
+        return root
+      case .retry:
+        continue
+      case .mustWait(let busy):
+        // Held until the caller's propagation ends, like any turn it takes.
+        switch busy.waitForTurn(on: context) {
+        case .holding(let root): context.noteTaken(root)
+        case .mustQueue: mayWait = false
+        }
+      }
+    }
+  }
+
+  private enum LinkOutcome {
+    /// Linked: the new root, and the waiters to wake (they wait on the new root from now on).
+    case linked(PropagationGraph, moved: [TurnWaiter])
+    /// One of them joined another graph meanwhile: find the roots again.
+    case retry
+    /// This graph is held by another thread: wait for it first.
+    case mustWait(PropagationGraph)
+  }
+
+  /// Links one of two roots under the other, both stripes held, if allowed (see ``join(_:)``).
+  private static func link(
+    _ a: PropagationGraph, _ b: PropagationGraph, by me: ObjectIdentifier, aHeldFirst: Bool,
+    force: Bool
+  ) -> LinkOutcome {
+    guard a.parent == nil, b.parent == nil else { return .retry }
+    let child: PropagationGraph
+    let root: PropagationGraph
+    switch (a.state.holder, b.state.holder) {
+    case (nil, nil): (child, root) = a.size <= b.size ? (a, b) : (b, a)
+    case (nil, _): (child, root) = (a, b)
+    case (_, nil): (child, root) = (b, a)
+    case (me, me): (child, root) = aHeldFirst ? (b, a) : (a, b)
+    default:
+      guard force else { return .mustWait(a.state.holder == me ? b : a) }
+      (child, root) = a.state.holder == me ? (b, a) : (a, b)
+    }
+    child.parent = root
+    root.size += child.size
+    var waiting: [TurnWaiter] = []
+    for entry in child.state.leave() {
+      switch entry {
+      case .waiter(let id, _):
+        let waiter = child.waiters.removeValue(forKey: id).unsafelyUnwrapped
+        waiter.outcome = .moved
+        waiting.append(waiter)
+      case .job(let id):
+        root.state.enqueue(job: id)
+        root.jobs[id] = child.jobs.removeValue(forKey: id)
+      }
+    }
+    child.holderContext = nil
+    return .linked(root, moved: waiting)
+  }
+}
+
+/// One thread waiting for a graph's turn.
+final class TurnWaiter {
+  enum Outcome {
+    case waiting
+    /// The turn was handed to this waiter.
+    case granted
+    /// The graph joined another: wait on the new root.
+    case moved
+    /// No progress for a whole turn timeout.
+    case gaveUp
+  }
+
+  let id = TurnWaiter.nextID()
+  let context: ObservationContext
+  let semaphore = DispatchSemaphore(value: 0)
+  /// Guarded by the stripe of the graph it waits on.
+  @exclusivity(unchecked) var outcome = Outcome.waiting
+
+  init(context: ObservationContext) {
+    self.context = context
+  }
+
+  private static let idLock = Lock()
+  nonisolated(unsafe) private static var lastID: UInt = 0
+
+  static func nextID() -> UInt {
+    idLock.withLock {
+      lastID &+= 1
+      return lastID
+    }
+  }
+
+  /// Waits until the turn is granted or the graph joined another, or until a whole
+  /// ``turnTimeout`` passes with no propagation of `root` ending: then it gives up.
+  func wait(in root: PropagationGraph, progressSeen: UInt) -> Outcome {
+    var progressSeen = progressSeen
+    while true {
+      let isSignalled = semaphore.wait(timeout: .now() + turnTimeout) == .success
+      let lock = LockStripes.lock(for: root)
+      lock.lock()
+      defer { lock.unlock() }
+      if outcome != .waiting { return outcome }
+      guard !isSignalled else { continue }
+      if root.progressLocked != progressSeen {
+        progressSeen = root.progressLocked
+        continue
+      }
+      root.forgetWaiterLocked(id)
+      outcome = .gaveUp
+      return .gaveUp
+    }
+  }
+}
+
+/// How long a waiter waits with no propagation of the graph ending before it gives up.
+let turnTimeout = DispatchTimeInterval.milliseconds(100)
+
+/// The waits between threads, for the cycle check: which graph each waiting thread waits for.
+enum TurnWaits {
+  /// Guards every context's `waitingFor`. Taken before any graph's stripe, never after one.
+  static let lock = Lock()
+
+  /// Whether `waiter` waiting for `holder` would close a cycle: `holder` waits, through a chain
+  /// of holders, for a turn `waiter` holds. Called with ``lock`` held.
+  static func closesCycle(from holder: ObservationContext, to waiter: ObservationContext) -> Bool {
+    var current = holder
+    // A chain longer than the threads that can wait at once is not possible; the bound only
+    // guards against a chain read while it changes.
+    for _ in 0..<256 {
+      if current === waiter { return true }
+      guard let graph = current.waitingFor else { return false }
+      let root = graph.root
+      let lock = LockStripes.lock(for: root)
+      lock.lock()
+      let next = root.holderContextLocked
+      lock.unlock()
+      guard let next, next !== current else { return false }
+      current = next
+    }
+    return false
+  }
+}
