@@ -45,7 +45,8 @@ struct DeliveryState {
     case .delivering(thread):
       return .enqueue
     case .delivering:
-      preconditionFailure("A value was stored while another thread delivers: its turn was not held.")
+      preconditionFailure(
+        "A value was stored while another thread delivers: its turn was not held.")
     }
   }
 

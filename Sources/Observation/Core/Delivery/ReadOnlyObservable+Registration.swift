@@ -78,7 +78,8 @@ extension ReadOnlyObservable {
       return
     }
     guard sendsInitial || initial == nil else {
-      return registerCatchingUp(Entry(draft), initial: initial.unsafelyUnwrapped, released: &released)
+      return registerCatchingUp(
+        Entry(draft), initial: initial.unsafelyUnwrapped, released: &released)
     }
     switch delivery.state.register(on: .current, sendsInitial: sendsInitial) {
     case .append:

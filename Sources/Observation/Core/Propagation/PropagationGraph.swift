@@ -222,7 +222,7 @@ final class PropagationGraph {
       locks.0.unlock()
       switch outcome {
       case .linked(let root, let moved):
-        moved.forEach { $0.semaphore.signal() }
+        for waiter in moved { waiter.semaphore.signal() }
         return root
       case .retry:
         continue
