@@ -16,6 +16,29 @@ func runBenchmarks(arguments: [String]) -> Int32 {
     configuration.repetitions = max(1, repetitions)
   }
 
+  // The flood row (issue 40): its duration in milliseconds (400) and its number of floods (3).
+  var floodDuration: UInt64 = configuration.smoke ? 50_000_000 : 400_000_000
+  if let index = arguments.firstIndex(of: "--flood-ms"), index + 1 < arguments.endIndex,
+    let milliseconds = UInt64(arguments[index + 1])
+  {
+    floodDuration = max(1, milliseconds) * 1_000_000
+  }
+  var floodRuns = configuration.smoke ? 1 : 3
+  if let index = arguments.firstIndex(of: "--flood-runs"), index + 1 < arguments.endIndex,
+    let runs = Int(arguments[index + 1])
+  {
+    floodRuns = max(1, runs)
+  }
+
+  if arguments.contains("--flood") {
+    // The flood row alone (issue 40), with its targets.
+    let table = floodTable(duration: floodDuration, runs: floodRuns)
+    var report = TargetsReport()
+    addFloodTargets(table, to: &report)
+    print(table.render() + "\n\n" + report.render())
+    return failures.isEmpty ? 0 : 1
+  }
+
   if arguments.contains("--edits") {
     // The element edits alone (issue 43), with their target.
     let table = editsTable(smoke: configuration.smoke, repetitions: configuration.repetitions)
@@ -231,6 +254,12 @@ func runBenchmarks(arguments: [String]) -> Int32 {
       "peak resident set (VmHWM, reset at the start), MiB",
       ["measured": result.peakResident / mebibyte])
     record("contended", table)
+  }
+
+  do {
+    let start = now()
+    record("flood", floodTable(duration: floodDuration, runs: floodRuns))
+    progress("flood: \(format(Double(now() - start) / 1e9, fractionDigits: 2)) s")
   }
 
   do {

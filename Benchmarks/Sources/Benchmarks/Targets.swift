@@ -51,6 +51,18 @@ struct TargetsReport {
         shown: passed.map { $0 ? "yes" : "no" }))
   }
 
+  mutating func value(_ name: String, _ value: Double?, atMost limit: Double, unit: String) {
+    targets.append(
+      Target(
+        name: name, measured: value, limit: "≤ \(formatNumber(limit)) \(unit)",
+        met: value.map { $0 <= limit }))
+  }
+
+  /// A value the issue asks to report without a limit.
+  mutating func value(_ name: String, _ value: Double?) {
+    targets.append(Target(name: name, measured: value, limit: "no target", met: nil))
+  }
+
   /// A ratio the issue asks to report without a limit.
   mutating func ratio(_ name: String, _ numerator: Double?, _ denominator: Double?) {
     let ratio = numerator.flatMap { numerator in
@@ -215,6 +227,9 @@ func targetsReport(_ tables: [String: Table]) -> TargetsReport {
         atMost: 0.8)
     }
   }
+  if let flood = tables["flood"] {
+    addFloodTargets(flood, to: &report)
+  }
   issue11Targets(tables, into: &report)
   issue12Targets(tables, into: &report)
   issue13Targets(tables, into: &report)
@@ -375,4 +390,23 @@ extension Substring {
   fileprivate func trimmingCharacters() -> String {
     String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == "\n" || $0 == " " }.reversed())
   }
+}
+
+/// Issue 40, item 6: during a flood of changes set inside callbacks, a main-queue setter waits
+/// at most 20 ms and memory stays flat.
+func addFloodTargets(_ flood: Table, to report: inout TargetsReport) {
+  report.value(
+    "flood: worst main-queue set of `x`, ms (issue 40)",
+    flood.value(FloodRow.worstWait, FloodRow.main), atMost: 20, unit: "ms")
+  report.value(
+    "flood: worst plain set of `x` on its own thread, ms (issue 40)",
+    flood.value(FloodRow.worstWait, FloodRow.plain))
+  report.value(
+    "flood: peak resident set growth, MiB (issue 40: flat)",
+    flood.value(FloodRow.growth, FloodRow.flood), atMost: 16, unit: "MiB")
+  report.check(
+    "flood: every setter's change delivered, the last set reached both observers (issue 40)",
+    flood.value(FloodRow.settled, FloodRow.flood).flatMap { settled in
+      flood.value(FloodRow.undelivered, FloodRow.flood).map { settled == 1 && $0 == 0 }
+    })
 }

@@ -69,11 +69,13 @@ void free(void *pointer) {
 uint64_t mc_allocations(void) { return allocations; }
 int64_t mc_live_bytes(void) { return liveBytes; }
 int mc_is_active(void) { return active; }
+void mc_trim(void) { malloc_trim(0); }
 
 #else
 
 uint64_t mc_allocations(void) { return 0; }
 int64_t mc_live_bytes(void) { return 0; }
 int mc_is_active(void) { return 0; }
+void mc_trim(void) {}
 
 #endif

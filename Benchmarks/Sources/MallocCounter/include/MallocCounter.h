@@ -9,5 +9,7 @@ uint64_t mc_allocations(void);
 int64_t mc_live_bytes(void);
 /// Whether the interposer is active (malloc in this process goes through it).
 int mc_is_active(void);
+/// Returns the heap's free memory to the system (glibc's malloc_trim(0)); nothing elsewhere.
+void mc_trim(void);
 
 #endif
