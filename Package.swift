@@ -17,7 +17,14 @@ let package = Package(
     .executable(name: "listscreen", targets: ["ListScreen"]),
   ],
   targets: [
-    .target(name: "PropertyObservation", path: "Sources/Observation"),
+    .target(
+      name: "PropertyObservation",
+      dependencies: ["PropertyObservationAtomics"],
+      path: "Sources/Observation"
+    ),
+    // One relaxed atomic counter, which Swift's standard library offers only from macOS 15 and
+    // its peers on (see `ObservationContext.roundsDelivered`).
+    .target(name: "PropertyObservationAtomics", path: "Sources/Atomics"),
     .target(
       name: "PropertyObservationTesting",
       dependencies: ["PropertyObservation"],

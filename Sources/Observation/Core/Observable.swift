@@ -32,21 +32,21 @@
 /// - A set made inside a callback is queued and delivered after the current round ends, on the
 ///   same thread, before the outermost set returns. Every observer sees every change in the order
 ///   the changes were made, and never an older value after a newer one.
-/// - A set made on another thread while a round is running waits until the delivering thread
-///   has finished, then stores the value and delivers its round itself; a thread that keeps
-///   setting never holds it up for more than a bounded budget. A set made inside a callback
-///   never waits: it stores at once and is delivered in order (see <doc:Threading>).
+/// - A set made on another thread while a propagation of this observable's graph runs (its
+///   round, the rounds its callbacks cause, the derived values it recomputes) waits until that
+///   propagation has ended, then stores the value and delivers its round itself: propagations of
+///   a graph never interleave, and waiting setters take turns in arrival order. A set that could
+///   only wait for a thread that waits for it is queued whole behind the running propagation
+///   instead (see <doc:Threading>).
 /// - ``ObservableOptions/initial`` is delivered synchronously inside the registering call, with
-///   the value current at registration, before any change reaches the new observer. Another
-///   thread delivering meanwhile never waits for that callback: it keeps the rounds it runs for
-///   the new observer, which gets them, in order, as soon as `.initial` has returned.
+///   the value current at registration, before any change reaches the new observer.
 /// - An observer registered during a round is not called for that round; one removed, or whose
 ///   owner dies, during a round on the delivering thread is not called for the rest of it.
 ///   Removal from another thread takes effect at the next round boundary.
 ///
-/// > Important: A nonisolated callback runs on the thread that delivers the round: usually the
-/// > thread that set the value; for a value set inside a callback, the thread delivering at the
-/// > time (or the library's delivery queue). A `@MainActor` callback runs on the main queue and
+/// > Important: A nonisolated callback runs on the thread whose propagation made the change:
+/// > the thread that set the value, or, for a set queued because it could not wait, the thread
+/// > that ran the propagation it waited for. A `@MainActor` callback runs on the main queue and
 /// > an actor's on that actor, in the order of rounds (see <doc:Threading>). No lock is held
 /// > while a callback runs, so callbacks may read and set ``value`` and add or remove observers,
 /// > themselves included.

@@ -1,3 +1,5 @@
+import PropertyObservationAtomics
+
 /// A derived value that a change has made stale: recomputed once per propagation, after every
 /// node of a lower rank, so it never combines values that did not coexist.
 protocol PropagationNode: AnyObject {
@@ -134,9 +136,23 @@ final class ObservationContext {
 
   // MARK: - Propagations
 
+  /// Counts the rounds and registrations this thread has started, for a thread waiting for a
+  /// turn it holds: one that moved is a slow propagation, not a stuck one (see
+  /// ``TurnWaiter``). Written only by this thread; read by others.
+  let progress: UnsafeMutablePointer<po_counter> = {
+    let counter = UnsafeMutablePointer<po_counter>.allocate(capacity: 1)
+    counter.initialize(to: po_counter())
+    return counter
+  }()
+
+  deinit {
+    progress.deallocate()
+  }
+
   /// Called before a thread delivers rounds.
   @inline(__always)
   func beginPropagation() {
+    po_counter_increment(progress)
     // The rounds a flush causes belong to the propagation being flushed.
     if propagationDepth == 0 && !isFlushing { propagationSerial &+= 1 }
     propagationDepth += 1

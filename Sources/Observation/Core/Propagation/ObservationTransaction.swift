@@ -18,9 +18,13 @@
 /// // prints "Jane Doe" once
 /// ```
 ///
-/// - A transaction is not a lock. Reads on any thread see each set at once. Another thread's
-///   sets are delivered as usual meanwhile, and the transaction's round then goes from the value
-///   before the transaction to the value at its end, whoever set it last.
+/// - Its first set into a graph (observables joined by derived values) takes that graph's turn,
+///   and the transaction keeps it until it ends: another thread's sets into that graph wait for
+///   the end, so a transaction is never overlapped by another propagation (see <doc:Threading>).
+///   Reads are not blocked: any thread reads each set at once.
+/// - A set that could only wait for a thread that waits for this transaction is queued instead,
+///   as a propagation of its own that runs after the one it would have waited for (see
+///   <doc:Threading#When-a-setter-cannot-wait>).
 /// - Nested transactions join the outermost one.
 /// - A set inside a callback of the transaction's rounds is an ordinary set: it is queued behind
 ///   the current round as usual (see <doc:OrderingContract>).

@@ -1,4 +1,5 @@
 import Dispatch
+import PropertyObservationAtomics
 
 /// Observables joined by derived values, which run one propagation at a time.
 ///
@@ -110,7 +111,7 @@ final class PropagationGraph {
       root.state.enqueue(waiter: waiter.id, of: me, first: MainQueue.isCurrent)
       root.waiters[waiter.id] = waiter
       waiter.outcome = .waiting
-      let progressSeen = root.state.progress
+      let progressSeen = root.progressLocked
       context.waitingFor = root
       lock.unlock()
       TurnWaits.lock.unlock()
@@ -130,7 +131,12 @@ final class PropagationGraph {
     waiters[id] = nil
   }
 
-  fileprivate var progressLocked: UInt { state.progress }
+  /// The turn's progress: give-backs, and the rounds its holder has started; stripe held.
+  fileprivate var progressLocked: Progress {
+    Progress(
+      givenBack: state.progress,
+      holderRounds: holderContext.map { po_counter_load($0.progress) } ?? 0)
+  }
 
   fileprivate var holderContextLocked: ObservationContext? { holderContext }
 
@@ -314,8 +320,9 @@ final class TurnWaiter {
   }
 
   /// Waits until the turn is granted or the graph joined another, or until a whole
-  /// ``turnTimeout`` passes with no propagation of `root` ending: then it gives up.
-  func wait(in root: PropagationGraph, progressSeen: UInt) -> Outcome {
+  /// ``turnTimeout`` passes in which the holder neither gave the turn back nor started a round:
+  /// then it gives up.
+  func wait(in root: PropagationGraph, progressSeen: Progress) -> Outcome {
     var progressSeen = progressSeen
     while true {
       let isSignalled = semaphore.wait(timeout: .now() + turnTimeout) == .success
@@ -335,7 +342,13 @@ final class TurnWaiter {
   }
 }
 
-/// How long a waiter waits with no propagation of the graph ending before it gives up.
+/// What a waiter watches to tell a slow holder from a stuck one.
+struct Progress: Equatable {
+  var givenBack: UInt
+  var holderRounds: UInt
+}
+
+/// How long a waiter waits with no progress (see ``Progress``) before it gives up.
 let turnTimeout = DispatchTimeInterval.milliseconds(100)
 
 /// The waits between threads, for the cycle check: which graph each waiting thread waits for.

@@ -1,0 +1,2 @@
+// The counter's functions are inline, in the header; a C target needs one source file.
+#include "PropertyObservationAtomics.h"

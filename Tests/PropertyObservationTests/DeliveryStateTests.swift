@@ -1,0 +1,56 @@
+import Testing
+
+@testable import PropertyObservation
+
+/// The decisions left to one observable's state once the graph's turn serializes propagations:
+/// re-entrance on the delivering thread, and registrations and removals from other threads.
+@Suite("Delivery state")
+struct DeliveryStateTests {
+  private let setter = ThreadID(raw: 1)
+  private let other = ThreadID(raw: 2)
+
+  @Test func aSetOnAnIdleObservableDeliversAndOneInsideItsRoundIsQueued() {
+    var state = DeliveryState()
+    let first = state.set(on: setter)
+    #expect(state.role == .delivering(setter))
+    let inside = state.set(on: setter)
+    state.finish(on: setter)
+    #expect(state.role == .idle)
+    let withWork = state.set(on: setter, queueIsEmpty: false)
+    #expect([first, inside, withWork] == [.deliver, .enqueue, .enqueueAndDrain])
+  }
+
+  @Test func aSetWhileAnotherThreadDeliversStopsTheProgram() async {
+    await #expect(processExitsWith: .failure) {
+      var state = DeliveryState()
+      _ = state.set(on: ThreadID(raw: 1))
+      _ = state.set(on: ThreadID(raw: 2))
+    }
+  }
+
+  @Test func registrationsJoinAtOnceOnlyWhileNoRoundRuns() {
+    var state = DeliveryState()
+    var actions = [state.register(on: other, sendsInitial: false)]
+    actions.append(state.register(on: other, sendsInitial: true))
+    #expect(state.role == .delivering(other))
+    actions.append(state.register(on: other, sendsInitial: true))
+    actions.append(state.register(on: setter, sendsInitial: false))
+    #expect(actions == [.append, .enqueueAndDeliverInitial, .enqueue, .enqueue])
+  }
+
+  @Test func removalsTakeEffectAtOnceMarkedOrAtTheNextRound() {
+    var state = DeliveryState()
+    #expect(state.remove(on: other) == .removeNow)
+    _ = state.set(on: setter)
+    #expect(state.remove(on: setter) == .mark)
+    #expect(state.remove(on: other) == .deferToNextRound)
+  }
+
+  @Test func onlyTheDelivererFinishes() async {
+    await #expect(processExitsWith: .failure) {
+      var state = DeliveryState()
+      _ = state.set(on: ThreadID(raw: 1))
+      state.finish(on: ThreadID(raw: 2))
+    }
+  }
+}
