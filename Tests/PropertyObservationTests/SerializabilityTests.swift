@@ -173,11 +173,39 @@ private let observerOptions: [Set<HistoryOption>] = [
 /// One seeded run: observers on every node (some roots' observers set a root of the other group
 /// from their callback), `threads` threads setting roots, some in transactions, and registering
 /// `.initial` observers; then one last set of every root. Returns the checker's report.
-private func runRandomGraph(seed: UInt64, threads: Int, steps: Int) -> (HistoryReport, String) {
+///
+/// With `blocking`, one more observer of a root blocks, at most three times, in its callback
+/// until another thread's set of a root of the same graph has returned (that set cannot wait: the
+/// deadlock-avoidance rule queues it whole); `blocked` then holds whether each wait ended.
+private func runRandomGraph(
+  seed: UInt64, threads: Int, steps: Int, blocking: Bool = false
+) -> (report: HistoryReport, summary: String, blocked: [Bool]) {
   let graph = makeGraph(seed: seed)
   let history = PropagationHistory(nodes: graph.nodes)
   let tokens = TokenJar()
+  let blocked = RecordingLog<Bool>()
   var random = SplitMix64(seed: seed ^ 0xABCD)
+  if blocking {
+    // On the first root of the second group; the other thread sets its last root.
+    let (root, target) = (graph.groups[1][0], graph.groups[1].last!)
+    let roots = graph.roots
+    let attempts = RecordingLog<Int>()
+    tokens.append(
+      record(graph.roots[root], node: root, options: [.new], in: history) { _, value in
+        guard value > 0, value % 1_000_000 % 20 == 0 else { return }
+        attempts.append(value)
+        guard attempts.events.count <= 3 else { return }
+        let returned = DispatchSemaphore(value: 0)
+        let value = 800_000_000 + attempts.events.count
+        _ = runInBackground {
+          history.propagation(thread: 99, queueable: true, stores: [(target, value)]) {
+            roots[target].value = value
+          }
+          returned.signal()
+        }
+        blocked.append(arrives(returned))
+      })
+  }
   for (node, observable) in graph.observables.enumerated() {
     guard node < graph.roots.count else {
       let options = observerOptions[Int.random(in: 0..<observerOptions.count, using: &random)]
@@ -195,7 +223,7 @@ private func runRandomGraph(seed: UInt64, threads: Int, steps: Int) -> (HistoryR
         guard reacts, option == .new, value > 0, value % 4 == 0 else { return }
         let target = others[value % others.count]
         let nested = history.newNestedValue()
-        history.propagation(thread: -1, nested: true, stores: [(target, nested)]) {
+        history.propagation(thread: -1, queueable: true, stores: [(target, nested)]) {
           roots[target].value = nested
         }
       })
@@ -235,7 +263,7 @@ private func runRandomGraph(seed: UInt64, threads: Int, steps: Int) -> (HistoryR
   }
   let report = history.check()
   for token in tokens.events { token.cancel() }
-  return (report, graph.summary)
+  return (report, graph.summary, blocked.events)
 }
 
 // MARK: - The checker on hand-built histories
@@ -253,7 +281,7 @@ private let diamondObservers = [
 /// publishing `pairs`.
 private func diamondStep(_ step: Int, old: Int, new: Int, pairs: [(Int, Int)]) -> [HistoryEvent] {
   [
-    .begin(step: step, thread: 0, nested: false), .store(step: step, node: 0, value: new),
+    .begin(step: step, thread: 0, queueable: false), .store(step: step, node: 0, value: new),
     .publication(observer: 0, option: .old, value: old, thread: 1),
     .publication(observer: 0, option: .new, value: new, thread: 1),
   ]
@@ -312,9 +340,9 @@ struct SerializabilityTests {
       HistoryObserver(node: 0, options: [.new]), HistoryObserver(node: 1, options: [.new]),
     ]
     let cycle: [HistoryEvent] = [
-      .begin(step: 1, thread: 0, nested: false), .store(step: 1, node: 0, value: 1),
+      .begin(step: 1, thread: 0, queueable: false), .store(step: 1, node: 0, value: 1),
       .store(step: 1, node: 1, value: 1),
-      .begin(step: 2, thread: 1, nested: false), .store(step: 2, node: 0, value: 2),
+      .begin(step: 2, thread: 1, queueable: false), .store(step: 2, node: 0, value: 2),
       .store(step: 2, node: 1, value: 2),
       .publication(observer: 0, option: .new, value: 1, thread: 1),
       .publication(observer: 1, option: .new, value: 2, thread: 2),
@@ -326,9 +354,9 @@ struct SerializabilityTests {
     #expect(report.ordering >= 1, "\(report)")
     // Q began after P's set returned, yet took effect first.
     let late: [HistoryEvent] = [
-      .begin(step: 1, thread: 0, nested: false), .store(step: 1, node: 0, value: 1),
+      .begin(step: 1, thread: 0, queueable: false), .store(step: 1, node: 0, value: 1),
       .end(step: 1),
-      .begin(step: 2, thread: 1, nested: false), .store(step: 2, node: 0, value: 2),
+      .begin(step: 2, thread: 1, queueable: false), .store(step: 2, node: 0, value: 2),
       .publication(observer: 0, option: .new, value: 2, thread: 2),
       .publication(observer: 0, option: .new, value: 1, thread: 2),
       .end(step: 2),
@@ -353,7 +381,7 @@ struct SerializabilityTests {
   /// violation found here is the checker's (or the model's) mistake.
   @Test func randomGraphsSetFromOneThreadPassTheChecker() async {
     for seed in UInt64(1)...12 {
-      let (report, summary) = await onItsOwnThread {
+      let (report, summary, _) = await onItsOwnThread {
         runRandomGraph(seed: seed, threads: 1, steps: 300)
       }
       #expect(report.isClean, "seed \(seed), one thread, graph \(summary):\n\(report)")
@@ -363,13 +391,32 @@ struct SerializabilityTests {
   @Test(arguments: [UInt64(1), 2, 3, 4, 5, 6])
   func randomGraphsSetFromSeveralThreadsPublishOneSerialOrder(seed: UInt64) async {
     let threads = 2 + Int(seed % 3)
-    let (report, summary) = await onItsOwnThread {
+    let (report, summary, _) = await onItsOwnThread {
       runRandomGraph(seed: seed, threads: threads, steps: 150)
     }
     #expect(
       report.isClean,
       """
       seed \(seed), \(threads) threads, graph \(summary):
+      \(report)
+      """)
+  }
+
+  /// The same, with a callback that blocks, three times a run, until another thread's set of its
+  /// graph has returned: that set is queued whole and returns (no deadlock), and the history is
+  /// still one serial order of whole propagations.
+  @Test(arguments: [UInt64(7), 8])
+  func randomGraphsWithACallbackBlockingOnAnotherThreadPublishOneSerialOrder(
+    seed: UInt64
+  ) async {
+    let (report, summary, blocked) = await onItsOwnThread {
+      runRandomGraph(seed: seed, threads: 2, steps: 150, blocking: true)
+    }
+    #expect(!blocked.isEmpty && !blocked.contains(false), "seed \(seed): waits ended: \(blocked)")
+    #expect(
+      report.isClean,
+      """
+      seed \(seed), 2 threads and a blocking callback, graph \(summary):
       \(report)
       """)
   }

@@ -25,7 +25,8 @@ import Foundation
 //   ordering cycle);
 // - it respects real time and each thread's program order: a propagation whose set returned
 //   before another's began comes first. A set made inside a callback may be queued (the
-//   deadlock-avoidance rule) and return before it takes effect, so only its beginning counts.
+//   deadlock-avoidance rule) and return before it takes effect, so only its beginning counts
+//   (the test marks such sets `queueable`).
 //
 // The replay. The model applies each propagation's last store per root, then recomputes every
 // derived node once, in definition order, exactly as the node's kind says (`HistoryNode`); a node
@@ -103,9 +104,10 @@ package struct HistoryObserver: Sendable {
 
 /// One entry of the log. Its place in the log is its real-time sequence number.
 package enum HistoryEvent: Sendable {
-  /// Thread `thread` is about to start propagation `step`; `nested` if it does so inside a
-  /// callback (such a set may be queued, and return before it takes effect).
-  case begin(step: Int, thread: Int, nested: Bool)
+  /// Thread `thread` is about to start propagation `step`; `queueable` if its set may be queued
+  /// by the deadlock-avoidance rule, and return before it takes effect (a set made inside a
+  /// callback, or one that a test makes while a callback blocks on it).
+  case begin(step: Int, thread: Int, queueable: Bool)
   /// Propagation `step` stores `value` into root `node` (logged before the store).
   case store(step: Int, node: Int, value: Int)
   /// The call that made propagation `step` returned.
@@ -174,14 +176,14 @@ package final class PropagationHistory: @unchecked Sendable {
     lock.unlock()
   }
 
-  /// Records propagation: `stores` (root, value) in order, made by `body` on model thread
-  /// `thread`, between its begin and its end.
+  /// Records a propagation: `stores` (root, value) in order, made by `body` on model thread
+  /// `thread`, between its begin and its end; `queueable` as in ``HistoryEvent/begin(step:thread:queueable:)``.
   package func propagation(
-    thread: Int, nested: Bool = false, stores: [(node: Int, value: Int)], _ body: () -> Void
+    thread: Int, queueable: Bool = false, stores: [(node: Int, value: Int)], _ body: () -> Void
   ) {
     let step: Int = lock.withLock {
       steps += 1
-      events.append(.begin(step: steps, thread: thread, nested: nested))
+      events.append(.begin(step: steps, thread: thread, queueable: queueable))
       for store in stores {
         events.append(.store(step: steps, node: store.node, value: store.value))
       }
@@ -255,7 +257,7 @@ private struct HistoryChecker {
   struct Step {
     let id: Int
     var thread = 0
-    var nested = false
+    var queueable = false
     var begin = 0
     var end = Int.max
     /// The last value stored per root, in the order the roots were first stored.
@@ -296,8 +298,8 @@ private struct HistoryChecker {
     var stepOfValue: [Int: Int] = [:]
     for (position, event) in events.enumerated() {
       switch event {
-      case .begin(let step, let thread, let nested):
-        steps[step] = Step(id: step, thread: thread, nested: nested, begin: position)
+      case .begin(let step, let thread, let queueable):
+        steps[step] = Step(id: step, thread: thread, queueable: queueable, begin: position)
       case .store(let step, let node, let value):
         if let index = steps[step]?.stores.firstIndex(where: { $0.node == node }) {
           steps[step]?.stores[index].value = value
@@ -346,7 +348,7 @@ private struct HistoryChecker {
       var high = registering[observer] >= 0 ? order.count : 0
       if registering[observer] >= 0 {
         for (index, step) in order.enumerated() {
-          if !step.nested && step.end < registering[observer] { low = max(low, index + 1) }
+          if !step.queueable && step.end < registering[observer] { low = max(low, index + 1) }
           if step.begin > registered[observer] { high = min(high, index) }
         }
       }
@@ -377,8 +379,8 @@ private struct HistoryChecker {
         previous = current
       }
     }
-    // Real time: no propagation placed after one that began after it returned. A nested set may
-    // return before it takes effect, so only its beginning counts.
+    // Real time: no propagation placed after one that began after it returned. A queueable set
+    // may return before it takes effect, so only its beginning counts.
     var earliestEnd = Int.max
     var earliestEndStep = 0
     for step in order.reversed() {
@@ -388,7 +390,7 @@ private struct HistoryChecker {
           "ordering: propagation \(step.id) (thread \(step.thread)) took effect after "
             + "propagation \(earliestEndStep), whose set began after it had returned")
       }
-      if !step.nested && step.end < earliestEnd {
+      if !step.queueable && step.end < earliestEnd {
         earliestEnd = step.end
         earliestEndStep = step.id
       }
