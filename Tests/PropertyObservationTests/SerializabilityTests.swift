@@ -71,11 +71,15 @@ private func record(
   record(observable, node: node, options: options, in: history, encode: { $0 }, reaction: reaction)
 }
 
-/// Sets `root` (node `node`) to `value` as a propagation of model thread `thread`.
+/// Sets `root` (node `node`) to `value` as a propagation of model thread `thread`; `queueable`
+/// for a set that the deadlock-avoidance rule may queue (see `HistoryEvent.begin`).
 private func set(
-  _ root: Observable<Int>, node: Int, to value: Int, thread: Int, in history: PropagationHistory
+  _ root: Observable<Int>, node: Int, to value: Int, thread: Int, queueable: Bool = false,
+  in history: PropagationHistory
 ) {
-  history.propagation(thread: thread, stores: [(node, value)]) { root.value = value }
+  history.propagation(thread: thread, queueable: queueable, stores: [(node, value)]) {
+    root.value = value
+  }
 }
 
 /// Tokens kept to the end of a run, from any thread.
@@ -547,7 +551,7 @@ extension SerializabilityTests {
       }
       let setter = runInBackground {
         guard arrives(holding) else { return }
-        set(a, node: 0, to: 2, thread: 1, in: history)
+        set(a, node: 0, to: 2, thread: 1, queueable: true, in: history)
         setReturned.signal()
       }
       setter.waitUntilFinished("a = 2 while a registration's .initial waits for it")
@@ -587,7 +591,7 @@ extension SerializabilityTests {
       let holder = runInBackground { set(x, node: 0, to: 1, thread: 0, in: history) }
       let transaction = runInBackground {
         guard arrives(holding) else { return }
-        history.propagation(thread: 1, stores: [(0, 10), (1, 10)]) {
+        history.propagation(thread: 1, queueable: true, stores: [(0, 10), (1, 10)]) {
           withObservationTransaction {
             x.value = 10
             y.value = 10
