@@ -100,7 +100,7 @@ struct ObservableConcurrencyTests {
     }
   }
 
-  @Test func aRegistrationWhoseInitialBlocksCatchesUpWithTheNewestValueBeforeJoining() async {
+  @Test func aRegistrationWhoseInitialBlocksGetsTheRoundsItMissedBeforeJoining() async {
     await onItsOwnThread {
       let observable = Observable(0)
       let round = Gate("round 1")
@@ -134,9 +134,12 @@ struct ObservableConcurrencyTests {
       #expect(late.events.map(\.0) == [Call("late", .initial, 1)])
       initial.open()
       registering.waitUntilFinished("the registering thread")
-      // The value moved from 1 to 3 while .initial ran: one call with the newest value, on the
-      // registering thread, before the entry joins the list.
-      #expect(late.events.map(\.0) == [Call("late", .initial, 1), Call("late", .new, 3)])
+      // Rounds 2 and 3 ran while .initial did: the registering thread delivers them, in order,
+      // before the entry joins the list.
+      #expect(
+        late.events.map(\.0) == [
+          Call("late", .initial, 1), Call("late", .new, 2), Call("late", .new, 3),
+        ])
       #expect(late.events.allSatisfy { $0.1 == registrar.value })
       observable.value = 4
       #expect(late.events.map(\.0).last == Call("late", .new, 4))

@@ -36,18 +36,6 @@ struct TurnStateTests {
     #expect(actions == [.grant(3), .grant(1), .run(2), .free])
   }
 
-  @Test func afterAWaiterGaveUpTheNextGivesUpAtOnceUntilTheTurnIsGivenBack() {
-    var state = TurnState()
-    _ = state.take(by: Self.contexts[0])
-    #expect(!state.isStalled)
-    state.enqueue(waiter: 1, of: Self.contexts[1], first: false)
-    state.removeWaiter(1)
-    #expect(state.isStalled)
-    let action = state.giveBack(by: Self.contexts[0])
-    #expect(action == .free)
-    #expect(!state.isStalled)
-  }
-
   @Test func aJoinedGraphHandsItsQueueToItsRoot() {
     var state = TurnState()
     _ = state.take(by: Self.contexts[0])
@@ -67,7 +55,6 @@ struct TurnStateTests {
       checked += 1
       #expect(state.holder == reference.holder)
       #expect(state.queue == reference.queue)
-      #expect(state.isStalled == reference.isStalled)
       guard depth > 0 else { return }
       for context in Self.contexts {
         var taking = state
@@ -113,9 +100,6 @@ struct TurnStateTests {
     var holder: ObjectIdentifier?
     var queue: [TurnState.Entry] = []
     var progress = 0
-    var gaveUpAt: Int?
-
-    var isStalled: Bool { gaveUpAt == progress }
 
     mutating func take(_ context: ObjectIdentifier) -> Bool {
       if holder != nil { return false }
@@ -132,8 +116,7 @@ struct TurnStateTests {
     }
 
     mutating func removeWaiter(_ id: UInt) {
-      queue = queue.filter { $0 != .waiter(id, queue.first { $0.isWaiter(id) }!.context!) }
-      gaveUpAt = progress
+      queue = queue.filter { !$0.isWaiter(id) }
     }
 
     mutating func giveBack() -> TurnState.GiveBackAction {
@@ -157,9 +140,5 @@ struct TurnStateTests {
 extension TurnState.Entry {
   fileprivate func isWaiter(_ id: UInt) -> Bool {
     if case .waiter(id, _) = self { true } else { false }
-  }
-
-  fileprivate var context: ObjectIdentifier? {
-    if case .waiter(_, let context) = self { context } else { nil }
   }
 }

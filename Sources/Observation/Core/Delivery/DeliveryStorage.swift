@@ -68,6 +68,9 @@ final class DeliveryStorage<Value> {
   /// Registrations catching up before they join the list: their `.initial` ran without the
   /// graph's turn (see `registerCatchingUp`).
   @exclusivity(unchecked) var catchingUp: [CatchingUpRegistration<Value>] = []
+  /// Whether `catchingUp` is not empty: checked instead of it on every round, since reading a
+  /// generic array costs a metadata look-up.
+  @exclusivity(unchecked) var hasCatchingUp = false
   @exclusivity(unchecked) var tracer: Tracer?
   /// The transaction whose round for this observable is still to run, if this observable joined
   /// it marked (see ``ObservationContext/join(_:marked:_:)``).

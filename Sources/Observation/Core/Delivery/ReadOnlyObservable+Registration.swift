@@ -108,41 +108,47 @@ extension ReadOnlyObservable {
   }
 
   /// A registration with `.initial` whose wait for the turn could have deadlocked, entered with
-  /// the lock held: `.initial` runs at once, on this thread, with the value stored now; while it
-  /// runs, the holder may deliver further changes, so before the entry joins the list this
-  /// thread calls it once more for each time the value moved meanwhile, from the value it last
-  /// saw to the newest (the changes in between are folded, never reordered, and never delivered
-  /// to it twice). A removal meanwhile marks it (see `catchingUp`), and it joins nothing.
+  /// the lock held: `.initial` runs at once, on this thread, with the value stored now. While it
+  /// runs, the holder may store further changes: each is recorded for the registration as it is
+  /// stored (see `catchingUp`), and before the entry joins the list this thread delivers them to
+  /// it, in order, none skipped. A removal meanwhile marks it, and it joins nothing.
   @inline(never)
   private func registerCatchingUp(_ entry: Entry, initial: Callback, released: inout [Callback]) {
     let registration = CatchingUpRegistration(entry)
     delivery.catchingUp.append(registration)
-    var seen = storage
-    var version = delivery.version
+    delivery.hasCatchingUp = true
+    let value = storage
     lock.unlock()
     releaseOutsideLock(&released)
-    initial(seen, .initial)
+    initial(value, .initial)
     lock.lock()
-    while delivery.version != version && !registration.entry.isRemoved {
-      let current = storage
-      version = delivery.version
+    while !registration.backlog.isEmpty && !registration.entry.isRemoved {
+      let rounds = registration.backlog
+      registration.backlog = []
       // A copy, read under the lock, keeps the closure alive for the calls.
       var copy = registration.entry
       lock.unlock()
       withUnsafeMutablePointer(to: &copy) { entry in
-        if entry.pointee.wants(Entry.oldBit) { _ = call(entry, seen, .old) }
-        if lock.withLock({ registration.entry.wants(Entry.newBit) }) {
-          _ = call(entry, current, .new)
+        for (oldValue, newValue) in rounds {
+          // Read again before each call: a removal may have come meanwhile.
+          if lock.withLock({ registration.entry.wants(Entry.oldBit) }) {
+            _ = call(entry, oldValue, .old)
+          }
+          if lock.withLock({ registration.entry.wants(Entry.newBit) }) {
+            _ = call(entry, newValue, .new)
+          }
         }
       }
-      seen = current
       lock.lock()
     }
     delivery.catchingUp.removeAll { $0 === registration }
+    delivery.hasCatchingUp = !delivery.catchingUp.isEmpty
     guard !registration.entry.isRemoved else {
       lock.unlock()
       return
     }
+    // Still under the lock that recorded its last change: a change stored from now on finds it
+    // in the list, or behind it in the queue.
     switch delivery.state.register(on: .current, sendsInitial: false) {
     case .append:
       delivery.observers.append(registration.entry, released: &released)
@@ -170,8 +176,10 @@ extension ReadOnlyObservable {
     released: inout [Callback]
   ) {
     if delivery.hasPending { cancelQueuedAdds(selection, released: &released) }
-    for registration in delivery.catchingUp where registration.entry.isSelected(by: selection) {
-      registration.entry.markRemoved()
+    if delivery.hasCatchingUp {
+      for registration in delivery.catchingUp where registration.entry.isSelected(by: selection) {
+        registration.entry.markRemoved()
+      }
     }
     let action = delivery.state.remove(on: .current)
     if action != .removeNow && delivery.hasMainActorLanes {
@@ -241,10 +249,17 @@ extension ReadOnlyObservable {
   }
 }
 
-/// A registration catching up before it joins the list (see `registerCatchingUp`): a removal
-/// finds it here and marks its entry. Guarded by the observable's lock.
+/// A registration catching up before it joins the list (see `registerCatchingUp`): every change
+/// stored meanwhile records its values here, and a removal finds it here and marks its
+/// entry. Guarded by the observable's lock.
 final class CatchingUpRegistration<Value> {
   var entry: ObserverEntry<Value>
+  var backlog: [(Value, Value)] = []
+
+  /// Records a change's values: called under the lock by whoever stores it.
+  func record(old oldValue: Value, new newValue: Value) {
+    backlog.append((oldValue, newValue))
+  }
 
   init(_ entry: ObserverEntry<Value>) {
     self.entry = entry

@@ -23,7 +23,7 @@ extension ReadOnlyObservable {
       guard deliveryStorage != nil, FastPaths.areEnabled, !context.isInTransaction,
         delivery.state.role == .idle,
         delivery.observers.count <= 1, delivery.tracer == nil, !delivery.hasPending,
-        !delivery.hasBoundaryWork, !delivery.needsCompaction
+        !delivery.hasBoundaryWork, !delivery.needsCompaction, !delivery.hasCatchingUp
       else {
         lock.unlock()
         store(newValue, ifVersion: nil, in: context)
@@ -170,11 +170,20 @@ extension ReadOnlyObservable {
   ) -> Bool {
     let graph = delivery.graph
     if !context.holdsTurn(of: graph) {
+      if context.isInTransaction && context.hasDeferredSets(into: graph) {
+        lock.unlock()
+        context.deferSet(into: graph) { self.store(newValue, ifVersion: nil) }
+        return true
+      }
       if graph.takeIfFree(by: context) {
         context.noteTaken(graph)
       } else {
         lock.unlock()
         guard context.takeTurn(of: graph) else {
+          guard !context.isInTransaction else {
+            context.deferSet(into: graph) { self.store(newValue, ifVersion: nil) }
+            return true
+          }
           return queuePropagation(of: newValue, in: graph, context: context)
         }
         lock.lock()
@@ -235,6 +244,9 @@ extension ReadOnlyObservable {
   /// Entered with the lock held after a change was stored; returns with it released once this
   /// thread has delivered what it must (see ``DeliveryState/set(on:queueIsEmpty:)``).
   private func startRound(old oldValue: Value, new newValue: Value, on thread: ThreadID) {
+    // Recorded when stored, not when delivered: a change stored before a catching-up
+    // registration joins is its, one stored after reaches it through the list or the queue.
+    if delivery.hasCatchingUp { recordForCatchingUp(old: oldValue, new: newValue) }
     switch delivery.state.set(
       on: thread, queueIsEmpty: !delivery.hasBoundaryWork && !delivery.hasPending)
     {
@@ -251,6 +263,14 @@ extension ReadOnlyObservable {
       lock.unlock()
       deliverRound(old: oldValue, new: newValue, tracer: tracer, lanes: lanes)
       drain()
+    }
+  }
+
+  /// Records a change for the registrations catching up (see `registerCatchingUp`); lock held.
+  @inline(never)
+  func recordForCatchingUp(old oldValue: Value, new newValue: Value) {
+    for registration in delivery.catchingUp {
+      registration.record(old: oldValue, new: newValue)
     }
   }
 }

@@ -182,6 +182,11 @@ final class ObservationContext {
   /// The turns below this index belong to the propagation that runs a queued one (see
   /// ``runQueuedPropagation(_:)``): the queued one gives back only those it took itself.
   @exclusivity(unchecked) private var turnFloor = 0
+  /// The graph on whose holder this thread last gave up, and the progress it saw then: while
+  /// that holder has not moved, this thread gives up on it at once. Read and written by this
+  /// thread only.
+  @exclusivity(unchecked) var gaveUpOn: PropagationGraph?
+  @exclusivity(unchecked) var gaveUpAt: Progress?
   /// The graph this thread waits for, if any. Other threads read it in their cycle checks:
   /// guarded by ``TurnWaits/lock``.
   @exclusivity(unchecked) var waitingFor: PropagationGraph?
@@ -339,12 +344,52 @@ final class ObservationContext {
   func endTransaction() {
     transactionDepth -= 1
     guard transactionDepth == 0 else { return }
-    guard !participants.isEmpty else { return giveBackTurnsIfOutside() }
-    let changed = participants
-    participants = []
-    participantIdentities.removeAll(keepingCapacity: true)
-    beginPropagation()
-    for participant in changed { participant.commitTransaction() }
-    endPropagation()
+    if !participants.isEmpty {
+      let changed = participants
+      participants = []
+      participantIdentities.removeAll(keepingCapacity: true)
+      beginPropagation()
+      for participant in changed { participant.commitTransaction() }
+      endPropagation()
+    } else {
+      giveBackTurnsIfOutside()
+    }
+    if !deferredSets.isEmpty { queueDeferredSets() }
+  }
+
+  /// The sets of the current transaction that could not take their graph's turn (see
+  /// ``deferSet(into:_:)``), one batch per graph, in the order they were made.
+  @exclusivity(unchecked) private var deferredSets: [(graph: PropagationGraph, sets: [() -> Void])] =
+    []
+
+  /// Whether the current transaction deferred sets into `graph`: a later set into it is
+  /// deferred too, so that the transaction's sets of one graph stay together and in order.
+  func hasDeferredSets(into graph: PropagationGraph) -> Bool {
+    guard !deferredSets.isEmpty else { return false }
+    let root = graph.root
+    return deferredSets.contains { $0.graph.root === root }
+  }
+
+  /// Defers `set`, a set of the current transaction into `graph` whose turn it could not take
+  /// (waiting could deadlock): when the transaction ends, the sets deferred into each graph run
+  /// as one transaction of their own, queued behind the propagation that held the turn.
+  func deferSet(into graph: PropagationGraph, _ set: @escaping () -> Void) {
+    let root = graph.root
+    if let index = deferredSets.firstIndex(where: { $0.graph.root === root }) {
+      deferredSets[index].sets.append(set)
+    } else {
+      deferredSets.append((graph, [set]))
+    }
+  }
+
+  private func queueDeferredSets() {
+    let batches = deferredSets
+    deferredSets = []
+    for batch in batches {
+      let sets = batch.sets
+      let job = { withObservationTransaction { for set in sets { set() } } }
+      // Free by now: this thread runs them itself, as a transaction of their own.
+      if !batch.graph.queue(job) { job() }
+    }
   }
 }

@@ -90,9 +90,11 @@ final class PropagationGraph {
         return .holding(root)
       }
       let holder = root.holderContext
-      let isStalled = root.state.isStalled
+      // This thread gave up on this holder already, and it has not moved since: waiting again
+      // would only add a timeout.
+      let isStuck = context.gaveUpOn === root && context.gaveUpAt == root.progressLocked
       lock.unlock()
-      if isStalled {
+      if isStuck {
         TurnWaits.lock.unlock()
         return .mustQueue
       }
@@ -119,7 +121,10 @@ final class PropagationGraph {
       TurnWaits.lock.withLock { context.waitingFor = nil }
       switch outcome {
       case .granted: return .holding(root)
-      case .gaveUp: return .mustQueue
+      case .gaveUp(let progress):
+        context.gaveUpOn = root
+        context.gaveUpAt = progress
+        return .mustQueue
       case .moved, .waiting: continue
       }
     }
@@ -289,14 +294,14 @@ final class PropagationGraph {
 
 /// One thread waiting for a graph's turn.
 final class TurnWaiter {
-  enum Outcome {
+  enum Outcome: Equatable {
     case waiting
     /// The turn was handed to this waiter.
     case granted
     /// The graph joined another: wait on the new root.
     case moved
-    /// No progress for a whole turn timeout.
-    case gaveUp
+    /// No progress for a whole turn timeout: the progress it saw.
+    case gaveUp(Progress)
   }
 
   let id = TurnWaiter.nextID()
@@ -336,8 +341,8 @@ final class TurnWaiter {
         continue
       }
       root.forgetWaiterLocked(id)
-      outcome = .gaveUp
-      return .gaveUp
+      outcome = .gaveUp(progressSeen)
+      return outcome
     }
   }
 }

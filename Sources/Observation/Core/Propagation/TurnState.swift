@@ -12,9 +12,8 @@
 /// - Giving the turn back hands it to the first entry: a waiting thread takes it over; a queued
 ///   propagation runs on the giving thread, which keeps the turn for it and gives it back again
 ///   after.
-/// - Every give-back counts as progress: a waiter that sees none for a whole turn timeout gives
-///   up (see ``TurnWaiter``), and until the next give-back, so does every later one at once: the
-///   holder is still where the first found it, so waiting would only add timeouts.
+/// - Every give-back counts as progress (see ``TurnWaiter`` for what else does): a waiter that
+///   sees none for a whole turn timeout gives up.
 struct TurnState: Equatable {
   enum Entry: Equatable {
     /// A thread waiting for the turn: the waiter's id and its context's identity.
@@ -29,13 +28,6 @@ struct TurnState: Equatable {
   private(set) var queue: [Entry] = []
   /// Counts give-backs.
   private(set) var progress: UInt = 0
-
-  /// The progress at which the last waiter gave up.
-  private var stalledAt: UInt?
-
-  /// Whether a waiter gave up and the holder has not given the turn back since: a new waiter
-  /// gives up at once.
-  var isStalled: Bool { stalledAt == progress }
 
   /// Whether nobody holds the turn (and so nothing waits for it).
   var isFree: Bool { holder == nil }
@@ -62,7 +54,6 @@ struct TurnState: Equatable {
 
   /// A waiter gave up: it leaves the queue.
   mutating func removeWaiter(_ id: UInt) {
-    stalledAt = progress
     queue.removeAll {
       if case .waiter(id, _) = $0 { true } else { false }
     }
