@@ -359,8 +359,9 @@ final class ObservationContext {
 
   /// The sets of the current transaction that could not take their graph's turn (see
   /// ``deferSet(into:_:)``), one batch per graph, in the order they were made.
-  @exclusivity(unchecked) private var deferredSets: [(graph: PropagationGraph, sets: [() -> Void])] =
-    []
+  @exclusivity(unchecked) private var deferredSets: [DeferredSets] = []
+
+  typealias DeferredSets = (graph: PropagationGraph, sets: [() -> Void])
 
   /// Whether the current transaction deferred sets into `graph`: a later set into it is
   /// deferred too, so that the transaction's sets of one graph stay together and in order.
