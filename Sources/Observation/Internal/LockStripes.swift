@@ -10,6 +10,23 @@ enum LockStripes {
     locks[index(for: object)]
   }
 
+  private static let nextStripeLock = Lock()
+  nonisolated(unsafe) private static var nextStripe = 0
+
+  /// A stripe for a new object that keeps its own: handed out in turn, so that objects made one
+  /// after another (the graphs of a model's observables) get different locks.
+  static func nextIndex() -> Int {
+    nextStripeLock.withLock {
+      nextStripe = (nextStripe + 1) & 63
+      return nextStripe
+    }
+  }
+
+  /// The lock of stripe `index`.
+  static func lock(at index: Int) -> Lock {
+    locks[index]
+  }
+
   /// The stripe of `object`: two objects with the same index share a lock.
   static func index(for object: AnyObject) -> Int {
     // Objects are at least 16-byte aligned: skip the bits that are always zero.

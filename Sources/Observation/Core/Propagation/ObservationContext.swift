@@ -191,19 +191,46 @@ final class ObservationContext {
   /// guarded by ``TurnWaits/lock``.
   @exclusivity(unchecked) var waitingFor: PropagationGraph?
 
+  /// The identities of `heldTurns` once there are more than a few (a transaction over many
+  /// observables holds one turn per graph), so that asking costs O(1) rather than a scan.
+  @exclusivity(unchecked) private var heldTurnIdentities: Set<ObjectIdentifier> = []
+
   /// Whether this thread holds the turn of `graph`.
   @inline(__always)
   func holdsTurn(of graph: PropagationGraph) -> Bool {
     guard !heldTurns.isEmpty else { return false }
-    for held in heldTurns where held === graph { return true }
-    return holdsTurnOfJoined(graph)
+    return holds(graph) || holdsTurnOfJoined(graph)
   }
 
-  /// ``holdsTurn(of:)`` when `graph` is not one of the graphs taken: it may have joined one.
+  /// Whether `graph` is one of the graphs this thread took.
+  @inline(__always)
+  private func holds(_ graph: PropagationGraph) -> Bool {
+    guard heldTurnIdentities.isEmpty else {
+      return heldTurnIdentities.contains(ObjectIdentifier(graph))
+    }
+    for held in heldTurns where held === graph { return true }
+    return false
+  }
+
+  /// ``holdsTurn(of:)`` when `graph` is not one of the graphs taken: it may have joined one. A
+  /// graph taken is a root when taken, and one that joins another while held joins a root this
+  /// thread holds too (see ``PropagationGraph/join(_:)``), so the root of `graph` tells.
   @inline(never)
   private func holdsTurnOfJoined(_ graph: PropagationGraph) -> Bool {
     let root = graph.root
-    return heldTurns.contains { $0.root === root }
+    return root !== graph && holds(root)
+  }
+
+  /// Appends a turn taken.
+  @inline(__always)
+  private func appendHeld(_ graph: PropagationGraph) {
+    heldTurns.append(graph)
+    guard heldTurns.count > 4 else { return }
+    if heldTurnIdentities.isEmpty {
+      heldTurnIdentities = Set(heldTurns.lazy.map(ObjectIdentifier.init))
+    } else {
+      heldTurnIdentities.insert(ObjectIdentifier(graph))
+    }
   }
 
   /// Takes the turn of `graph` for the current propagation, waiting for it if another thread
@@ -212,12 +239,12 @@ final class ObservationContext {
   func takeTurn(of graph: PropagationGraph) -> Bool {
     if holdsTurn(of: graph) { return true }
     if graph.takeIfFree(by: self) {
-      heldTurns.append(graph)
+      appendHeld(graph)
       return true
     }
     switch graph.waitForTurn(on: self) {
     case .holding(let root):
-      heldTurns.append(root)
+      appendHeld(root)
       return true
     case .mustQueue:
       return false
@@ -227,7 +254,7 @@ final class ObservationContext {
   /// Records a turn taken by ``PropagationGraph/takeIfFree(by:)`` or a wait.
   @inline(__always)
   func noteTaken(_ graph: PropagationGraph) {
-    heldTurns.append(graph)
+    appendHeld(graph)
   }
 
   /// Whether this thread took the turn of `first` before that of `second` (both held).
@@ -250,7 +277,11 @@ final class ObservationContext {
     while heldTurns.count > turnFloor {
       // Still listed while it is given back: a queued propagation it runs holds it.
       heldTurns[heldTurns.count - 1].giveBack(by: self)
-      heldTurns.removeLast()
+      let graph = heldTurns.removeLast()
+      if !heldTurnIdentities.isEmpty {
+        heldTurnIdentities.remove(ObjectIdentifier(graph))
+        if heldTurns.count <= 4 { heldTurnIdentities.removeAll(keepingCapacity: true) }
+      }
     }
   }
 

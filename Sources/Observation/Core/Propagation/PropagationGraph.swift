@@ -13,7 +13,7 @@ import PropertyObservationAtomics
 /// interleaves with it. The decisions (who holds the turn, who comes next) are ``TurnState``'s;
 /// this type locks, asks it, unlocks, and wakes the waiter or runs the propagation it names.
 ///
-/// Every stored property is guarded by the graph's stripe of ``LockStripes``: a graph is made
+/// Every variable property is guarded by the graph's stripe of ``LockStripes``: a graph is made
 /// with every observed observable, so it has no lock of its own.
 final class PropagationGraph {
   @exclusivity(unchecked) private var parent: PropagationGraph?
@@ -28,9 +28,14 @@ final class PropagationGraph {
   @exclusivity(unchecked) private var waiters: [UInt: TurnWaiter] = [:]
   @exclusivity(unchecked) private var jobs: [UInt: () -> Void] = [:]
 
-  init() {}
+  /// The graph's stripe, and its lock, kept so that a set reads no global.
+  fileprivate let stripe: Int
+  fileprivate let lock: Lock
 
-  private var lock: Lock { LockStripes.lock(for: self) }
+  init() {
+    stripe = LockStripes.nextIndex()
+    lock = LockStripes.lock(at: stripe)
+  }
 
   /// The root of this graph's tree.
   var root: PropagationGraph {
@@ -105,12 +110,16 @@ final class PropagationGraph {
         return .mustQueue
       }
       lock.lock()
-      guard root.parent == nil, root.holderContext === holder, holder != nil else {
+      // Nobody may hold it while a woken waiter is about to take it ahead of a queued
+      // propagation: then this thread queues behind them.
+      guard root.parent == nil, root.holderContext === holder else {
         lock.unlock()
         TurnWaits.lock.unlock()
         continue
       }
-      root.state.enqueue(waiter: waiter.id, of: me, first: MainQueue.isCurrent)
+      root.state.enqueue(
+        waiter: waiter.id, of: me, first: MainQueue.isCurrent,
+        now: DispatchTime.now().uptimeNanoseconds)
       root.waiters[waiter.id] = waiter
       waiter.outcome = .waiting
       let progressSeen = root.progressLocked
@@ -121,6 +130,7 @@ final class PropagationGraph {
       TurnWaits.lock.withLock { context.waitingFor = nil }
       switch outcome {
       case .granted: return .holding(root)
+      case .woken: preconditionFailure("A woken waiter returned without taking the turn.")
       case .gaveUp(let progress):
         context.gaveUpOn = root
         context.gaveUpAt = progress
@@ -128,6 +138,14 @@ final class PropagationGraph {
       case .moved, .waiting: continue
       }
     }
+  }
+
+  /// A woken waiter takes the turn if it is still free; the stripe is held by the caller.
+  fileprivate func takeWokenLocked(_ waiter: TurnWaiter) -> Bool {
+    guard state.takeWoken(waiter.id, by: ObjectIdentifier(waiter.context)) else { return false }
+    waiters[waiter.id] = nil
+    holderContext = waiter.context
+    return true
   }
 
   /// Removes a waiter that gave up; the stripe is held by the caller.
@@ -175,10 +193,17 @@ final class PropagationGraph {
         lock.unlock()
         return
       }
-      switch state.giveBack(by: me) {
+      switch state.giveBack(by: me, now: DispatchTime.now().uptimeNanoseconds) {
       case .free:
         holderContext = nil
         lock.unlock()
+        return
+      case .wake(let id):
+        let waiter = waiters[id].unsafelyUnwrapped
+        holderContext = nil
+        waiter.outcome = .woken
+        lock.unlock()
+        waiter.semaphore.signal()
         return
       case .grant(let id):
         let waiter = waiters.removeValue(forKey: id).unsafelyUnwrapped
@@ -223,7 +248,7 @@ final class PropagationGraph {
       // Read before locking: finding a held graph's root takes stripes.
       let aHeldFirst = context.heldEarlier(a, than: b)
       // Two stripes, taken in the order of their indices.
-      let stripes = (LockStripes.index(for: a), LockStripes.index(for: b))
+      let stripes = (a.stripe, b.stripe)
       let isShared = stripes.0 == stripes.1
       let locks = stripes.0 < stripes.1 ? (a.lock, b.lock) : (b.lock, a.lock)
       locks.0.lock()
@@ -278,7 +303,7 @@ final class PropagationGraph {
     var waiting: [TurnWaiter] = []
     for entry in child.state.leave() {
       switch entry {
-      case .waiter(let id, _):
+      case .waiter(let id, _, _):
         let waiter = child.waiters.removeValue(forKey: id).unsafelyUnwrapped
         waiter.outcome = .moved
         waiting.append(waiter)
@@ -298,6 +323,8 @@ final class TurnWaiter {
     case waiting
     /// The turn was handed to this waiter.
     case granted
+    /// The turn is free: take it if it still is.
+    case woken
     /// The graph joined another: wait on the new root.
     case moved
     /// No progress for a whole turn timeout: the progress it saw.
@@ -331,9 +358,17 @@ final class TurnWaiter {
     var progressSeen = progressSeen
     while true {
       let isSignalled = semaphore.wait(timeout: .now() + turnTimeout) == .success
-      let lock = LockStripes.lock(for: root)
+      let lock = root.lock
       lock.lock()
       defer { lock.unlock() }
+      if outcome == .woken {
+        // Taken by another thread first: wait on, at the head of the queue.
+        guard root.takeWokenLocked(self) else {
+          outcome = .waiting
+          continue
+        }
+        outcome = .granted
+      }
       if outcome != .waiting { return outcome }
       guard !isSignalled else { continue }
       if root.progressLocked != progressSeen {
@@ -371,7 +406,7 @@ enum TurnWaits {
       if current === waiter { return true }
       guard let graph = current.waitingFor else { return false }
       let root = graph.root
-      let lock = LockStripes.lock(for: root)
+      let lock = root.lock
       lock.lock()
       let next = root.holderContextLocked
       lock.unlock()
