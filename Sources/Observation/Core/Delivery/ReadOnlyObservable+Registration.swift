@@ -61,10 +61,10 @@ extension ReadOnlyObservable {
         context.noteTaken(graph)
       } else {
         lock.unlock()
-        // Waiting could deadlock: `.initial` then runs at once, on this thread, with the value
-        // stored now, and the entry joins the list after it, missing any change made meanwhile
-        // (see the Threading article).
-        sendsInitial = context.takeTurn(of: graph)
+        // A cycle of waits makes the other thread queue its change instead. Only a holder stuck
+        // in a callback makes this registration go without the turn: `.initial` then runs at
+        // once, and the changes stored meanwhile are delivered after it (`registerCatchingUp`).
+        sendsInitial = context.takeTurn(of: graph, breakingCycles: true)
         lock.lock()
       }
     }

@@ -187,6 +187,9 @@ final class ObservationContext {
   /// thread only.
   @exclusivity(unchecked) var gaveUpOn: PropagationGraph?
   @exclusivity(unchecked) var gaveUpAt: Progress?
+  /// How this thread waits, while it does, so that a join can make it stop (see
+  /// ``TurnWaits/stopWaiting(_:)``): guarded by ``TurnWaits/lock``.
+  @exclusivity(unchecked) var waiter: TurnWaiter?
   /// The graph this thread waits for, if any. Other threads read it in their cycle checks:
   /// guarded by ``TurnWaits/lock``.
   @exclusivity(unchecked) var waitingFor: PropagationGraph?
@@ -235,14 +238,16 @@ final class ObservationContext {
 
   /// Takes the turn of `graph` for the current propagation, waiting for it if another thread
   /// holds it. Returns `false` if waiting could deadlock (see
-  /// ``PropagationGraph/waitForTurn(on:)``): the caller then queues its propagation whole.
-  func takeTurn(of graph: PropagationGraph) -> Bool {
+  /// ``PropagationGraph/waitForTurn(on:breakingCycles:)``): the caller then queues its
+  /// propagation whole. With `breakingCycles`, a cycle of waits makes the other thread queue
+  /// instead, and only a holder stuck in user code makes this return `false`.
+  func takeTurn(of graph: PropagationGraph, breakingCycles: Bool = false) -> Bool {
     if holdsTurn(of: graph) { return true }
     if graph.takeIfFree(by: self) {
       appendHeld(graph)
       return true
     }
-    switch graph.waitForTurn(on: self) {
+    switch graph.waitForTurn(on: self, breakingCycles: breakingCycles) {
     case .holding(let root):
       appendHeld(root)
       return true

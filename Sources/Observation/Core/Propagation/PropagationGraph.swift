@@ -75,7 +75,11 @@ final class PropagationGraph {
   /// deadlock: when the holder waits, through the library, for a turn this thread holds (seen at
   /// once), or when the holder makes no progress for a whole ``turnTimeout`` (it may be a
   /// callback blocked on this very thread, which the library cannot see).
-  func waitForTurn(on context: ObservationContext) -> WaitOutcome {
+  ///
+  /// With `breakingCycles` (a join, which cannot be queued), a cycle is broken on the other side
+  /// instead: the thread that waits for a turn this one holds stops waiting and queues its
+  /// propagation, as if it had found the cycle itself.
+  func waitForTurn(on context: ObservationContext, breakingCycles: Bool = false) -> WaitOutcome {
     let me = ObjectIdentifier(context)
     let waiter = TurnWaiter(context: context)
     while true {
@@ -105,9 +109,16 @@ final class PropagationGraph {
       }
       // Other threads' waits change only under `TurnWaits.lock`, which this thread holds: if the
       // holder does not wait for this thread now, it cannot start to without seeing this wait.
-      if let holder, TurnWaits.closesCycle(from: holder, to: context) {
+      if let holder, let waitingForMe = TurnWaits.cycle(from: holder, to: context) {
+        guard breakingCycles else {
+          TurnWaits.lock.unlock()
+          return .mustQueue
+        }
+        // Stopped now, or stopping already (it has yet to see its outcome): look again.
+        _ = TurnWaits.stopWaiting(waitingForMe)
         TurnWaits.lock.unlock()
-        return .mustQueue
+        ThreadID.yieldProcessor()
+        continue
       }
       lock.lock()
       // Nobody may hold it while a woken waiter is about to take it ahead of a queued
@@ -124,10 +135,14 @@ final class PropagationGraph {
       waiter.outcome = .waiting
       let progressSeen = root.progressLocked
       context.waitingFor = root
+      context.waiter = waiter
       lock.unlock()
       TurnWaits.lock.unlock()
       let outcome = waiter.wait(in: root, progressSeen: progressSeen)
-      TurnWaits.lock.withLock { context.waitingFor = nil }
+      TurnWaits.lock.withLock {
+        context.waitingFor = nil
+        context.waiter = nil
+      }
       switch outcome {
       case .granted: return .holding(root)
       case .woken: preconditionFailure("A woken waiter returned without taking the turn.")
@@ -264,7 +279,7 @@ final class PropagationGraph {
         continue
       case .mustWait(let busy):
         // Held until the caller's propagation ends, like any turn it takes.
-        switch busy.waitForTurn(on: context) {
+        switch busy.waitForTurn(on: context, breakingCycles: true) {
         case .holding(let root): context.noteTaken(root)
         case .mustQueue: mayWait = false
         }
@@ -397,22 +412,41 @@ enum TurnWaits {
   static let lock = Lock()
 
   /// Whether `waiter` waiting for `holder` would close a cycle: `holder` waits, through a chain
-  /// of holders, for a turn `waiter` holds. Called with ``lock`` held.
-  static func closesCycle(from holder: ObservationContext, to waiter: ObservationContext) -> Bool {
+  /// of holders, for a turn `waiter` holds. Returns the thread of the chain that waits for
+  /// `waiter`, or `nil` if there is no cycle. Called with ``lock`` held.
+  static func cycle(
+    from holder: ObservationContext, to waiter: ObservationContext
+  ) -> ObservationContext? {
     var current = holder
     // A chain longer than the threads that can wait at once is not possible; the bound only
     // guards against a chain read while it changes.
     for _ in 0..<256 {
-      if current === waiter { return true }
-      guard let graph = current.waitingFor else { return false }
+      guard let graph = current.waitingFor else { return nil }
       let root = graph.root
       let lock = root.lock
       lock.lock()
       let next = root.holderContextLocked
       lock.unlock()
-      guard let next, next !== current else { return false }
+      if next === waiter { return current }
+      guard let next, next !== current else { return nil }
       current = next
     }
-    return false
+    return nil
+  }
+
+  /// Makes the thread of `context` stop waiting, as if its wait had timed out: it queues its
+  /// propagation. Returns `false` if it was no longer waiting (it stopped already and has yet to
+  /// clear its wait). Called with ``lock`` held.
+  static func stopWaiting(_ context: ObservationContext) -> Bool {
+    guard let graph = context.waitingFor, let waiter = context.waiter else { return false }
+    let root = graph.root
+    let lock = root.lock
+    lock.lock()
+    defer { lock.unlock() }
+    guard waiter.outcome == .waiting else { return false }
+    root.forgetWaiterLocked(waiter.id)
+    waiter.outcome = .gaveUp(root.progressLocked)
+    waiter.semaphore.signal()
+    return true
   }
 }
