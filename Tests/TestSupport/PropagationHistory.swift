@@ -181,16 +181,26 @@ package final class PropagationHistory: @unchecked Sendable {
   package func propagation(
     thread: Int, queueable: Bool = false, stores: [(node: Int, value: Int)], _ body: () -> Void
   ) {
-    let step: Int = lock.withLock {
+    let (step, beginning): (Int, Int) = lock.withLock {
       steps += 1
       events.append(.begin(step: steps, thread: thread, queueable: queueable))
+      let beginning = events.count - 1
       for store in stores {
         events.append(.store(step: steps, node: store.node, value: store.value))
       }
-      return steps
+      return (steps, beginning)
     }
+    let start = DispatchTime.now().uptimeNanoseconds
     body()
-    append(.end(step: step))
+    let elapsed = DispatchTime.now().uptimeNanoseconds - start
+    lock.withLock {
+      // A set that waited the library's turn timeout (100 ms) may have stopped waiting and
+      // queued its propagation: it counts from its beginning only, like a queueable one.
+      if !queueable && elapsed >= 100_000_000 {
+        events[beginning] = .begin(step: step, thread: thread, queueable: true)
+      }
+      events.append(.end(step: step))
+    }
   }
 
   /// A value no other call returns, for sets made inside callbacks (negative, so that the tests'

@@ -182,11 +182,6 @@ final class ObservationContext {
   /// The turns below this index belong to the propagation that runs a queued one (see
   /// ``runQueuedPropagation(_:)``): the queued one gives back only those it took itself.
   @exclusivity(unchecked) private var turnFloor = 0
-  /// The graph on whose holder this thread last gave up, and the progress it saw then: while
-  /// that holder has not moved, this thread gives up on it at once. Read and written by this
-  /// thread only.
-  @exclusivity(unchecked) var gaveUpOn: PropagationGraph?
-  @exclusivity(unchecked) var gaveUpAt: Progress?
   /// How this thread waits, while it does, so that a join can make it stop (see
   /// ``TurnWaits/stopWaiting(_:)``): guarded by ``TurnWaits/lock``.
   @exclusivity(unchecked) var waiter: TurnWaiter?

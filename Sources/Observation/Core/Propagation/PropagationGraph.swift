@@ -99,14 +99,7 @@ final class PropagationGraph {
         return .holding(root)
       }
       let holder = root.holderContext
-      // This thread gave up on this holder already, and it has not moved since: waiting again
-      // would only add a timeout.
-      let isStuck = context.gaveUpOn === root && context.gaveUpAt == root.progressLocked
       lock.unlock()
-      if isStuck {
-        TurnWaits.lock.unlock()
-        return .mustQueue
-      }
       // Other threads' waits change only under `TurnWaits.lock`, which this thread holds: if the
       // holder does not wait for this thread now, it cannot start to without seeing this wait.
       if let holder, let waitingForMe = TurnWaits.cycle(from: holder, to: context) {
@@ -146,9 +139,7 @@ final class PropagationGraph {
       switch outcome {
       case .granted: return .holding(root)
       case .woken: preconditionFailure("A woken waiter returned without taking the turn.")
-      case .gaveUp(let progress):
-        context.gaveUpOn = root
-        context.gaveUpAt = progress
+      case .gaveUp:
         return .mustQueue
       case .moved, .waiting: continue
       }
