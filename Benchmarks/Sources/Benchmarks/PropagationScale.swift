@@ -17,12 +17,11 @@ enum ScaleDimension {
   static let chainHandWritten = "peer: a chain of n hand-written closure nodes: one call, per level"
   static let mainActorRegister = "n main-actor registrations: register, per registration"
   static let mainActorSet = "n main-actor registrations: one set on the main actor, per observer"
-  static let gated = "n registrations that cannot wait for another thread's round: per registration"
   static let deadOwners = "n dead owners: the set that prunes them, per owner"
 
   static let all = [
     maps, combineFanOut, combineOfMany, transaction, chain, chainHandWritten,
-    mainActorRegister, mainActorSet, gated, deadOwners,
+    mainActorRegister, mainActorSet, deadOwners,
   ]
 }
 
@@ -164,44 +163,6 @@ func propagationScale(
     samples[ScaleDimension.mainActorSet, default: []].append(
       Double(delivered) / Double(rounds * count))
     return registered
-  }
-
-  time(ScaleDimension.gated) {
-    var elapsed: UInt64 = 0
-    for _ in 0..<rounds {
-      let observable = Observable(0)
-      let arrived = DispatchSemaphore(value: 0)
-      let release = DispatchSemaphore(value: 0)
-      let finished = DispatchSemaphore(value: 0)
-      let holder = observable.observe { @Sendable value, _ in
-        guard value == 1 else { return }
-        arrived.signal()
-        release.wait()
-      }
-      DispatchQueue.global().async {
-        observable.value = 1
-        finished.signal()
-      }
-      arrived.wait()
-      var tokens: [ObservationToken] = []
-      tokens.reserveCapacity(count + 1)
-      // Another thread's round waits for this thread: a registration with `.initial` cannot wait
-      // for the turn. The first one finds that out after the turn timeout (100 ms, not timed);
-      // the rest give up at once, run `.initial` and join the list once caught up.
-      tokens.append(observable.observe(options: [.initial, .new]) { _, _ in })
-      let start = now()
-      for _ in 0..<count {
-        tokens.append(
-          observable.observe(options: [.initial, .new]) { value, _ in
-            accumulator.total &+= value
-          })
-      }
-      release.signal()
-      finished.wait()
-      elapsed += now() - start
-      withExtendedLifetime((holder, tokens)) {}
-    }
-    return elapsed
   }
 
   time(ScaleDimension.deadOwners) {
