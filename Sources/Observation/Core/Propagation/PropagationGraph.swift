@@ -1,6 +1,16 @@
 import Dispatch
 import PropertyObservationAtomics
 
+#if canImport(Darwin)
+  import Darwin
+#elseif canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Bionic)
+  import Bionic
+#endif
+
 /// Observables joined by derived values, which run one propagation at a time.
 ///
 /// A root observable gets a graph of its own with its delivery storage; a derived observable
@@ -394,8 +404,18 @@ struct Progress: Equatable {
   var holderRounds: UInt
 }
 
-/// How long a waiter waits with no progress (see ``Progress``) before it gives up.
-let turnTimeout = DispatchTimeInterval.milliseconds(100)
+/// How long a waiter waits with no progress (see ``Progress``) before it gives up: 100 ms, or
+/// the value of the `PROPERTY_OBSERVATION_TURN_TIMEOUT_MS` environment variable, read once. CI
+/// raises it under ThreadSanitizer, where a holder on a loaded machine can go 100 ms without
+/// starting a round although nothing blocks it.
+let turnTimeout: DispatchTimeInterval = {
+  if let raw = getenv("PROPERTY_OBSERVATION_TURN_TIMEOUT_MS"),
+    let milliseconds = Int(String(cString: raw)), milliseconds > 0
+  {
+    return .milliseconds(milliseconds)
+  }
+  return .milliseconds(100)
+}()
 
 /// The waits between threads, for the cycle check: which graph each waiting thread waits for.
 enum TurnWaits {
