@@ -390,4 +390,8 @@ private final class ArrayTransaction<Element>: TransactionParticipant {
   func commitTransaction() {
     array.commitTransaction()
   }
+
+  /// An array takes no turn, so its changes are never undone: they are delivered when the
+  /// transaction ends.
+  func undoTransaction() -> (() -> Void)? { nil }
 }

@@ -64,7 +64,7 @@ extension ReadOnlyObservable {
         // A cycle of waits makes the other thread queue its change instead. Only a holder stuck
         // in a callback makes this registration go without the turn: `.initial` then runs at
         // once, and the changes stored meanwhile are delivered after it (`registerCatchingUp`).
-        sendsInitial = context.takeTurn(of: graph, breakingCycles: true)
+        sendsInitial = context.takeTurn(of: graph, breakingCycles: true) == .holding
         lock.lock()
       }
     }

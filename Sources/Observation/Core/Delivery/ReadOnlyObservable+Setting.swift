@@ -115,7 +115,7 @@ extension ReadOnlyObservable {
   final func sendUpdate(_ body: (inout Value) throws -> Void) rethrows {
     let context = ObservationContext.current
     let graph = propagationGraph
-    let isHolding = context.takeTurn(of: graph)
+    let isHolding = context.takeTurn(of: graph) == .holding
     defer { if isHolding { context.giveBackTurnsIfOutside() } }
     while true {
       lock.lock()
@@ -169,19 +169,22 @@ extension ReadOnlyObservable {
     _ newValue: Value, afterLockingIfVersion expected: UInt?, in context: ObservationContext
   ) -> Bool {
     let graph = delivery.graph
+    if context.isInTransaction && context.isTransactionQueued {
+      lock.unlock()
+      context.queueInTransaction { self.store(newValue, ifVersion: nil) }
+      return true
+    }
     if !context.holdsTurn(of: graph) {
-      if context.isInTransaction && context.hasDeferredSets(into: graph) {
-        lock.unlock()
-        context.deferSet(into: graph) { self.store(newValue, ifVersion: nil) }
-        return true
-      }
       if graph.takeIfFree(by: context) {
         context.noteTaken(graph)
       } else {
         lock.unlock()
-        guard context.takeTurn(of: graph) else {
+        let outcome = context.takeTurn(of: graph)
+        guard outcome == .holding else {
           guard !context.isInTransaction else {
-            context.deferSet(into: graph) { self.store(newValue, ifVersion: nil) }
+            context.queueTransaction(behind: graph, stuck: outcome == .stuck) {
+              self.store(newValue, ifVersion: nil)
+            }
             return true
           }
           return queuePropagation(of: newValue, in: graph, context: context)
@@ -241,6 +244,19 @@ extension ReadOnlyObservable {
     startRound(old: oldValue, new: storage, on: .current)
   }
 
+  /// Undoes the stores of `transaction` into this observable, which no round has delivered yet:
+  /// stores `oldValue` again, the value from before the transaction, and returns the
+  /// transaction's last value (see ``ObservationContext/queueTransaction(behind:stuck:_:)``).
+  final func undoTransaction(restoring oldValue: Value, of transaction: TransactionMark) -> Value {
+    lock.lock()
+    let value = storage
+    storage = oldValue
+    delivery.version &+= 1
+    if delivery.joinedTransaction == transaction { delivery.joinedTransaction = nil }
+    lock.unlock()
+    return value
+  }
+
   /// Entered with the lock held after a change was stored; returns with it released once this
   /// thread has delivered what it must (see ``DeliveryState/set(on:queueIsEmpty:)``).
   private func startRound(old oldValue: Value, new newValue: Value, on thread: ThreadID) {
@@ -289,5 +305,10 @@ private final class TransactionRecord<Value>: TransactionParticipant {
 
   func commitTransaction() {
     observable.commitTransaction(from: oldValue, of: transaction)
+  }
+
+  func undoTransaction() -> (() -> Void)? {
+    let value = observable.undoTransaction(restoring: oldValue, of: transaction)
+    return { [observable] in observable.store(value, ifVersion: nil) }
   }
 }

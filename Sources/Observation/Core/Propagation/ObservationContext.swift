@@ -30,6 +30,9 @@ struct PropagationTag: Hashable {
 protocol TransactionParticipant: AnyObject {
   /// Runs the round: the value from before the transaction as old, the current one as new.
   func commitTransaction()
+  /// Undoes the change, which no round has delivered yet, and returns the set that makes it
+  /// again; `nil` for a change that is kept and committed (an array's, which takes no turn).
+  func undoTransaction() -> (() -> Void)?
 }
 
 /// What one thread is in the middle of: how deep it is in propagations and transactions, the
@@ -231,23 +234,34 @@ final class ObservationContext {
     }
   }
 
+  /// How ``takeTurn(of:breakingCycles:)`` ended.
+  enum TurnOutcome {
+    /// This thread holds the turn.
+    case holding
+    /// Waiting could deadlock through the library: a cycle of waits between threads.
+    case cycle
+    /// The holder made no progress for a whole ``turnTimeout``: it may wait for this thread in
+    /// user code.
+    case stuck
+  }
+
   /// Takes the turn of `graph` for the current propagation, waiting for it if another thread
-  /// holds it. Returns `false` if waiting could deadlock (see
-  /// ``PropagationGraph/waitForTurn(on:breakingCycles:)``): the caller then queues its
+  /// holds it. Waiting could deadlock (see ``PropagationGraph/waitForTurn(on:breakingCycles:)``):
+  /// then it returns `.cycle` or `.stuck`, holding nothing new, and the caller queues its
   /// propagation whole. With `breakingCycles`, a cycle of waits makes the other thread queue
-  /// instead, and only a holder stuck in user code makes this return `false`.
-  func takeTurn(of graph: PropagationGraph, breakingCycles: Bool = false) -> Bool {
-    if holdsTurn(of: graph) { return true }
+  /// instead, and only a stuck holder makes this give up.
+  func takeTurn(of graph: PropagationGraph, breakingCycles: Bool = false) -> TurnOutcome {
+    if holdsTurn(of: graph) { return .holding }
     if graph.takeIfFree(by: self) {
       appendHeld(graph)
-      return true
+      return .holding
     }
     switch graph.waitForTurn(on: self, breakingCycles: breakingCycles) {
     case .holding(let root):
       appendHeld(root)
-      return true
-    case .mustQueue:
-      return false
+      return .holding
+    case .mustQueue(let stuck):
+      return stuck ? .stuck : .cycle
     }
   }
 
@@ -385,43 +399,68 @@ final class ObservationContext {
     } else {
       giveBackTurnsIfOutside()
     }
-    if !deferredSets.isEmpty { queueDeferredSets() }
-  }
-
-  /// The sets of the current transaction that could not take their graph's turn (see
-  /// ``deferSet(into:_:)``), one batch per graph, in the order they were made.
-  @exclusivity(unchecked) private var deferredSets: [DeferredSets] = []
-
-  typealias DeferredSets = (graph: PropagationGraph, sets: [() -> Void])
-
-  /// Whether the current transaction deferred sets into `graph`: a later set into it is
-  /// deferred too, so that the transaction's sets of one graph stay together and in order.
-  func hasDeferredSets(into graph: PropagationGraph) -> Bool {
-    guard !deferredSets.isEmpty else { return false }
-    let root = graph.root
-    return deferredSets.contains { $0.graph.root === root }
-  }
-
-  /// Defers `set`, a set of the current transaction into `graph` whose turn it could not take
-  /// (waiting could deadlock): when the transaction ends, the sets deferred into each graph run
-  /// as one transaction of their own, queued behind the propagation that held the turn.
-  func deferSet(into graph: PropagationGraph, _ set: @escaping () -> Void) {
-    let root = graph.root
-    if let index = deferredSets.firstIndex(where: { $0.graph.root === root }) {
-      deferredSets[index].sets.append(set)
-    } else {
-      deferredSets.append((graph, [set]))
+    if let queued = queuedTransaction {
+      queuedTransaction = nil
+      runQueuedTransaction(queued)
     }
   }
 
-  private func queueDeferredSets() {
-    let batches = deferredSets
-    deferredSets = []
-    for batch in batches {
-      let sets = batch.sets
-      let job = { withObservationTransaction { for set in sets { set() } } }
-      // Free by now: this thread runs them itself, as a transaction of their own.
-      if !batch.graph.queue(job) { job() }
+  // MARK: - Transactions that cannot wait
+
+  /// A transaction that could not take a turn: the graph it could not take, why, and its sets,
+  /// undone or not yet made, in order.
+  struct QueuedTransaction {
+    let graph: PropagationGraph
+    let stuck: Bool
+    var sets: [() -> Void]
+  }
+
+  /// Set once the current transaction could not take a turn (see
+  /// ``queueTransaction(behind:stuck:_:)``).
+  @exclusivity(unchecked) private var queuedTransaction: QueuedTransaction?
+
+  /// Whether the current transaction could not take a turn: its later sets are made when it
+  /// ends, with the others.
+  var isTransactionQueued: Bool { queuedTransaction != nil }
+
+  /// The current transaction could not take the turn of `graph` (waiting could deadlock, see
+  /// ``takeTurn(of:breakingCycles:)``), so it cannot be one propagation now: keeping what it
+  /// stored and delivering the rest later would split it around the propagations that run
+  /// meanwhile. Nothing it stored has been delivered (rounds wait for its end), so its stores
+  /// are undone, and they, `set`, and every later set of the transaction are made again when
+  /// it ends, as one transaction (see ``runQueuedTransaction(_:)``). The turns it took are kept
+  /// until then: the thread it would have waited for no longer waits for them after it ends.
+  func queueTransaction(behind graph: PropagationGraph, stuck: Bool, _ set: @escaping () -> Void) {
+    var sets: [() -> Void] = []
+    var kept: [any TransactionParticipant] = []
+    for participant in participants {
+      if let redo = participant.undoTransaction() {
+        sets.append(redo)
+      } else {
+        kept.append(participant)
+      }
     }
+    participants = kept
+    sets.append(set)
+    queuedTransaction = QueuedTransaction(graph: graph, stuck: stuck, sets: sets)
+  }
+
+  /// Adds `set` to the current transaction, which could not take a turn.
+  func queueInTransaction(_ set: @escaping () -> Void) {
+    queuedTransaction?.sets.append(set)
+  }
+
+  /// Makes the sets of a transaction that could not take a turn, as one transaction, once this
+  /// thread has given back what it held. A thread that holds no turn now waits for them like any
+  /// setter: the cycle it was part of is broken, since it waits for nothing while holding
+  /// nothing. A thread that still holds turns (the transaction ran inside a callback or a queued
+  /// propagation), or that found the holder stuck, queues them behind the propagation that held
+  /// the turn, and the transaction returns before they are stored.
+  private func runQueuedTransaction(_ queued: QueuedTransaction) {
+    let sets = queued.sets
+    let job = { withObservationTransaction { for set in sets { set() } } }
+    guard queued.stuck || !heldTurns.isEmpty else { return job() }
+    // Free by now: this thread runs them itself.
+    if !queued.graph.queue(job) { job() }
   }
 }

@@ -22,10 +22,11 @@
 ///   and the transaction keeps it until it ends: another thread's sets into that graph wait for
 ///   the end, so a transaction is never overlapped by another propagation (see <doc:Threading>).
 ///   Reads are not blocked: any thread reads each set at once.
-/// - A set that could only wait for a thread that waits for this transaction is held back with
-///   the transaction's later sets into the same graph; when the transaction ends, they run
-///   together, as one transaction, after the propagation they would have waited for (see
-///   <doc:Threading#When-a-setter-cannot-wait>).
+/// - A set that could only wait for a thread that waits for this transaction (another
+///   transaction that took the same graphs in the opposite order, or a callback blocked on this
+///   thread) makes the whole transaction wait: what it stored is undone, and all its sets are
+///   made again when `body` returns, as one transaction, after the propagation they would have
+///   waited for (see <doc:Threading#When-a-setter-cannot-wait>).
 /// - Nested transactions join the outermost one.
 /// - A set inside a callback of the transaction's rounds is an ordinary set: it is queued behind
 ///   the current round as usual (see <doc:OrderingContract>).

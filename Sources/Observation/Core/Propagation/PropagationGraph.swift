@@ -77,8 +77,10 @@ final class PropagationGraph {
   enum WaitOutcome {
     /// The caller holds the turn of this root.
     case holding(PropagationGraph)
-    /// Waiting could deadlock: the caller queues its propagation instead.
-    case mustQueue
+    /// Waiting could deadlock: the caller queues its propagation instead. `stuck` if the
+    /// holder made no progress for a whole ``turnTimeout`` (it may wait for the caller in user
+    /// code), `false` for a cycle of waits through the library.
+    case mustQueue(stuck: Bool)
   }
 
   /// Waits for the turn of this graph's root (in ``TurnState``'s order), unless waiting could
@@ -115,7 +117,7 @@ final class PropagationGraph {
       if let holder, let waitingForMe = TurnWaits.cycle(from: holder, to: context) {
         guard breakingCycles else {
           TurnWaits.lock.unlock()
-          return .mustQueue
+          return .mustQueue(stuck: false)
         }
         // Stopped now, or stopping already (it has yet to see its outcome): look again.
         _ = TurnWaits.stopWaiting(waitingForMe)
@@ -150,7 +152,9 @@ final class PropagationGraph {
       case .granted: return .holding(root)
       case .woken: preconditionFailure("A woken waiter returned without taking the turn.")
       case .gaveUp:
-        return .mustQueue
+        return .mustQueue(stuck: true)
+      case .evicted:
+        return .mustQueue(stuck: false)
       case .moved, .waiting: continue
       }
     }
@@ -345,6 +349,9 @@ final class TurnWaiter {
     case moved
     /// No progress for a whole turn timeout: the progress it saw.
     case gaveUp(Progress)
+    /// Made to stop waiting by a thread that breaks a cycle of waits it is part of (see
+    /// ``TurnWaits/stopWaiting(_:)``).
+    case evicted
   }
 
   let id = TurnWaiter.nextID()
@@ -445,8 +452,8 @@ enum TurnWaits {
     return nil
   }
 
-  /// Makes the thread of `context` stop waiting, as if its wait had timed out: it queues its
-  /// propagation. Returns `false` if it was no longer waiting (it stopped already and has yet to
+  /// Makes the thread of `context` stop waiting, as if it had found the cycle itself: it queues
+  /// its propagation. Returns `false` if it was no longer waiting (it stopped already and has yet to
   /// clear its wait). Called with ``lock`` held.
   static func stopWaiting(_ context: ObservationContext) -> Bool {
     guard let graph = context.waitingFor, let waiter = context.waiter else { return false }
@@ -456,7 +463,7 @@ enum TurnWaits {
     defer { lock.unlock() }
     guard waiter.outcome == .waiting else { return false }
     root.forgetWaiterLocked(waiter.id)
-    waiter.outcome = .gaveUp(root.progressLocked)
+    waiter.outcome = .evicted
     waiter.semaphore.signal()
     return true
   }
