@@ -33,7 +33,8 @@ import Foundation
 // that changed publishes to each of its observers `.old` (its previous value) then `.new`. Each
 // observer's `.new` calls (its `.old` calls for an observer without `.new`) are aligned with the
 // model's, from the observer's registration point: an observer registered while propagations
-// ran may start at any propagation that overlapped its registering call, and the checker takes
+// ran may start at any propagation that overlapped its registering call (counting only those
+// that store a root the node reads: the others commute with its changes), and the checker takes
 // the start that explains its calls best (for `.initial`, the one whose state is its `.initial`
 // value). What does not align is a violation:
 //
@@ -294,10 +295,26 @@ private struct HistoryChecker {
   let events: [HistoryEvent]
   var report = HistoryReport()
 
+  /// The roots each node reads, directly or through other nodes.
+  let roots: [Set<Int>]
+
   init(nodes: [HistoryNode], observers: [HistoryObserver], events: [HistoryEvent]) {
     self.nodes = nodes
     self.observers = observers
     self.events = events
+    var roots: [Set<Int>] = []
+    for (id, node) in nodes.enumerated() {
+      switch node {
+      case .root: roots.append([id])
+      case .map(let source, _), .filter(let source, _, _), .removeDuplicates(let source):
+        roots.append(roots[source])
+      case .combine(let sources, _):
+        roots.append(sources.reduce(into: []) { $0.formUnion(roots[$1]) })
+      case .switchTo(let selector, let candidates, _):
+        roots.append(([selector] + candidates).reduce(into: []) { $0.formUnion(roots[$1]) })
+      }
+    }
+    self.roots = roots
   }
 
   mutating func run() -> HistoryReport {
@@ -354,10 +371,16 @@ private struct HistoryChecker {
       // returned before the registering call began, and no later than the first propagation that
       // began after it returned.
       // An observer whose registration the log does not hold was registered before it began.
+      // Only the propagations that store a root the node reads count: the others commute with
+      // every change of the node, so a serial order may place them on either side of the
+      // registration (one that ended before it may come after, in the order, a propagation of
+      // the node's graph that was still running then).
       var low = 0
       var high = registering[observer] >= 0 ? order.count : 0
+      let reads = roots[observers[observer].node]
       if registering[observer] >= 0 {
-        for (index, step) in order.enumerated() {
+        for (index, step) in order.enumerated()
+        where step.stores.contains(where: { reads.contains($0.node) }) {
           if !step.queueable && step.end < registering[observer] { low = max(low, index + 1) }
           if step.begin > registered[observer] { high = min(high, index) }
         }
