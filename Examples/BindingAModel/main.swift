@@ -11,6 +11,7 @@ final class User {
 }
 
 /// Stands in for a label: prints its text whenever it is set.
+@MainActor
 final class Label {
   let name: String
   var text: String? {
@@ -23,6 +24,7 @@ final class Label {
 }
 
 /// A table cell that shows one user at a time and is reused for another.
+@MainActor
 final class UserCell {
   let titleLabel = Label(name: "cell")
 

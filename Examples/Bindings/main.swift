@@ -8,6 +8,7 @@ import PropertyObservation
 // MARK: - Views (stand-ins)
 
 /// A label: prints whenever its text is set, so the output shows every update it receives.
+@MainActor
 final class Label {
   let name: String
   var text: String? {
@@ -20,17 +21,20 @@ final class Label {
 }
 
 /// A switch: the user flips it, so its state is an observable the controller can bind both ways.
+@MainActor
 final class Switch {
   let isOn = Observable(false)
 }
 
 /// A text field: the user types into it.
+@MainActor
 final class TextField {
   let text = Observable("")
 }
 
 /// A table cell that is reused for another row: `show(_:)` binds it again, and the new bindings
 /// replace the old ones by themselves.
+@MainActor
 final class PlayerCell {
   var title = "" {
     didSet { print("  [cell] \(title)") }
@@ -58,6 +62,7 @@ final class Player: Codable {
 // MARK: - Controller
 
 /// The detail screen of one player.
+@MainActor
 final class PlayerScreen {
   let nameLabel = Label("name")
   let scoreLabel = Label("score")

@@ -18,6 +18,7 @@ import PropertyObservation
 // MARK: - Views
 
 /// Stands in for a label: prints its text whenever it changes.
+@MainActor
 final class Label {
   let name: String
   var text: String? {
@@ -30,6 +31,7 @@ final class Label {
 }
 
 /// Stands in for a progress view: redraws (prints a bar) whenever its fraction changes.
+@MainActor
 final class ProgressView {
   private(set) var redraws = 0
   var fraction = 0.0 {
@@ -100,6 +102,7 @@ final class Download: Sendable {
 // MARK: - Controller
 
 /// Drives the views from the model; every closure below runs on the main queue.
+@MainActor
 final class DownloadViewController {
   let statusLabel = Label(name: "status")
   let titleLabel = Label(name: "title")

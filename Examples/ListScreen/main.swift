@@ -106,6 +106,7 @@ final class FakeSectionedTableView: SectionedBatchUpdateTarget {
 }
 
 /// A label: prints whenever its text is set.
+@MainActor
 final class Label {
   var text: String? {
     didSet { print("  [count] \(text ?? "-")") }

@@ -7,6 +7,7 @@ import PropertyObservation
 // MARK: - Views (stand-ins)
 
 /// A label: prints whenever its text is set, so the output shows every update it receives.
+@MainActor
 final class Label {
   let name: String
   var text: String? {
@@ -19,6 +20,7 @@ final class Label {
 }
 
 /// A text field: the user types into it, and bindings set its text.
+@MainActor
 final class TextField {
   let text = Observable("")
 }
@@ -39,6 +41,7 @@ final class User: Sendable {
 // MARK: - Controller
 
 /// The master/detail screen.
+@MainActor
 final class UsersScreen {
   /// The index of the selected row of the master list.
   let selection = Observable(0)

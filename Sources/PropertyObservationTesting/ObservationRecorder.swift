@@ -125,12 +125,12 @@ public final class ObservationRecorder {
   ///   - label: The name recorded in each event.
   ///   - options: The options to register with; `[.initial, .new]` by default.
   ///   - transform: Makes the recorded value from the delivered one. It runs on the delivering
-  ///     thread, without the recorder's lock held.
+  ///     thread, without the recorder's lock held, so it must be `@Sendable`.
   public func record<Value, Recorded: Equatable & Sendable>(
     _ observable: ReadOnlyObservable<Value>,
     as label: String,
     options: ObservableOptions = [.initial, .new],
-    transform: @escaping (Value) -> Recorded
+    transform: @escaping @Sendable (Value) -> Recorded
   ) {
     // `weak`: the observable holds this closure and the recorder holds the observable's token.
     // A removal from another thread can let the closure run once more after `stopRecording()`

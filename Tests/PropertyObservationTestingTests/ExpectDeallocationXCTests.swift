@@ -34,11 +34,11 @@ final class ExpectDeallocationXCTests: XCTestCase {
     }
   #endif
 
-  private final class Screen {
+  @MainActor private final class Screen {
     var text = ""
   }
 
-  func testALeakedObjectFailsTheRunningCaseAtTheCall() {
+  @MainActor func testALeakedObjectFailsTheRunningCaseAtTheCall() {
     let name = Observable("Madeline")
     isCapturing = true
     let line = #line + 1
@@ -53,7 +53,7 @@ final class ExpectDeallocationXCTests: XCTestCase {
     XCTAssertTrue(captured.first?.description.contains("Screen was not deallocated") == true)
   }
 
-  func testAReleasedObjectReportsNothing() {
+  @MainActor func testAReleasedObjectReportsNothing() {
     let name = Observable("Madeline")
     isCapturing = true
     let released = expectDeallocation {

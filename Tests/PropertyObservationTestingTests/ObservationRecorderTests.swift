@@ -61,7 +61,7 @@ struct ObservationRecorderTests {
     token.cancel()
   }
 
-  @Test func sinkRecordsAnyCallbackIntoTheSameLog() {
+  @MainActor @Test func sinkRecordsAnyCallbackIntoTheSameLog() {
     let title = Observable("Inbox")
     let label = CallbackSource<String>()
     let recorder = ObservationRecorder()
@@ -355,7 +355,7 @@ struct ObservationRecorderTests {
 
   // MARK: - Lifetimes
 
-  @Test func theRecorderIsNotKeptAliveByWhatItRecords() {
+  @MainActor @Test func theRecorderIsNotKeptAliveByWhatItRecords() {
     let counter = Observable(0)
     let source = CallbackSource<Int>()
     weak var weakRecorder: ObservationRecorder?

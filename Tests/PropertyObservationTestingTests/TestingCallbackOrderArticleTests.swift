@@ -13,8 +13,8 @@ struct TestingCallbackOrderArticleTests {
     private var token: ObservationToken?
 
     init() {
-      token = name.observe { [weak self] name, _ in
-        self?.greeting.value = "Hello, \(name)"
+      token = name.observe { [greeting] name, _ in
+        greeting.value = "Hello, \(name)"
       }
     }
   }

@@ -9,7 +9,7 @@ import Testing
 @Suite struct BindingDocumentationTests {
   /// "Getting started": the walk-through with `@Observed`, `map` and `bind(to:_:)`; the inline
   /// chain lives while the label does and goes with the source's next change after it.
-  @Test func gettingStartedBindingLayerFollowsTheNameUntilTheLabelGoes() {
+  @MainActor @Test func gettingStartedBindingLayerFollowsTheNameUntilTheLabelGoes() {
     let user = DocumentationUser(name: "Madeline")
     weak var weakChain: ReadOnlyObservable<String>?
     weak var weakLabel: DocumentationTextLabel?
@@ -31,7 +31,7 @@ import Testing
   }
 
   /// "Who owns a binding": the handle is not the owner; `unbind()` leaves the last value.
-  @Test func bindingsArticleUnbindLeavesTheLastValue() {
+  @MainActor @Test func bindingsArticleUnbindLeavesTheLastValue() {
     let user = DocumentationUser(name: "Madeline")
     let label = DocumentationTextLabel()
     user.$name.bind(to: label, \.text)
@@ -46,7 +46,7 @@ import Testing
   /// "Who owns a binding": `removeObserver(target)` ends every binding from that source to
   /// that target, and leaves the bindings of other targets; a derived chain's binding ends with
   /// `removeObserver` on the chain, not on its source.
-  @Test func bindingsArticleRemoveObserverEndsEveryBindingFromThatSourceToThatTarget() {
+  @MainActor @Test func bindingsArticleRemoveObserverEndsEveryBindingFromThatSourceToThatTarget() {
     let model = FakeModel(title: "a")
     let cell = FakeCell()
     let other = FakeLabel()
@@ -69,7 +69,7 @@ import Testing
   }
 
   /// "Rebinding a reused cell": the article's snippet.
-  @Test func bindingsArticleReusedCellFollowsOnlyTheLastUser() {
+  @MainActor @Test func bindingsArticleReusedCellFollowsOnlyTheLastUser() {
     let madeline = DocumentationUser(name: "Madeline")
     let ray = DocumentationUser(name: "Ray")
     let cell = DocumentationUserCell()
@@ -81,7 +81,7 @@ import Testing
   }
 
   /// "Two-way bindings": the article's snippet; the model wins at binding time.
-  @Test func bindingsArticleTwoWaySnippet() {
+  @MainActor @Test func bindingsArticleTwoWaySnippet() {
     let profile = DocumentationUser(name: "Madeline")
     let fieldText = Observable("typed before binding")
     var modelLog: [String] = []
@@ -97,7 +97,7 @@ import Testing
   }
 
   /// "The @Observed property wrapper": the snippet, and the JSON of plain properties.
-  @Test func bindingsArticleObservedPlayerBindsAndEncodesAsPlainProperties() throws {
+  @MainActor @Test func bindingsArticleObservedPlayerBindsAndEncodesAsPlainProperties() throws {
     let player = DocumentationPlayer()
     let scoreLabel = DocumentationTextLabel()
     player.$score.map { "\($0) points" }.bind(to: scoreLabel, \.text)
@@ -131,7 +131,7 @@ import Testing
   }
 
   /// "Driving": `stopDriving(target)` ends a binder drive owned by that target.
-  @Test func drivingArticleStopDrivingEndsABinderDrive() {
+  @MainActor @Test func drivingArticleStopDrivingEndsABinderDrive() {
     let count = Observable(0)
     let label = DriverTestLabel()
     let driver = count.asDriver(scheduler: .immediate)
@@ -145,7 +145,7 @@ import Testing
 
   /// "Who owns a binding": a binder binding is owned by the binder's target and ends with
   /// `removeObserver(target)`.
-  @Test func bindingsArticleRemoveObserverEndsABinderBinding() {
+  @MainActor @Test func bindingsArticleRemoveObserverEndsABinderBinding() {
     let count = Observable(0)
     let label = DriverTestLabel()
     count.bind(to: Binder(label, scheduler: .immediate) { label, value in label.text = "\(value)" })
@@ -158,7 +158,7 @@ import Testing
 
   /// "Why nothing leaks": rebinding the property, or `removeObserver(target)` on the chain,
   /// releases an inline chain at once, while the target lives.
-  @Test func bindingsArticleRebindingOrRemovingReleasesAnInlineChainAtOnce() {
+  @MainActor @Test func bindingsArticleRebindingOrRemovingReleasesAnInlineChainAtOnce() {
     let source = Observable(1)
     let cell = FakeCell()
     weak var rebound: ReadOnlyObservable<String>?

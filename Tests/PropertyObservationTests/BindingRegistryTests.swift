@@ -4,7 +4,7 @@ import Testing
 
 @Suite("The binding registry")
 struct BindingRegistryTests {
-  @Test func recordsOfDeadTargetsDoNotPileUp() {
+  @MainActor @Test func recordsOfDeadTargetsDoNotPileUp() {
     let source = Observable("text")
     for _ in 0..<2_000 {
       let label = FakeLabel()
@@ -19,7 +19,7 @@ struct BindingRegistryTests {
     #expect(BindingRegistry.shared.recordCount < 1_000)
   }
 
-  @Test func rebindingATargetLeavesOneRegistrationOnTheCurrentSourceOnly() {
+  @MainActor @Test func rebindingATargetLeavesOneRegistrationOnTheCurrentSourceOnly() {
     let first = Observable("a")
     let second = Observable("b")
     let cell = FakeCell()
@@ -34,7 +34,7 @@ struct BindingRegistryTests {
     #expect(cell.title == "c")
   }
 
-  @Test func theBindingAndItsChainGoWithTheTarget() {
+  @MainActor @Test func theBindingAndItsChainGoWithTheTarget() {
     let source = Observable(1)
     let title = Observable("t")
     weak var weakChain: ReadOnlyObservable<String>?

@@ -7,7 +7,7 @@ import Testing
 struct BindingTests {
   // MARK: - Applying values
 
-  @Test func bindAppliesTheCurrentValueAtOnceThenEveryChange() {
+  @MainActor @Test func bindAppliesTheCurrentValueAtOnceThenEveryChange() {
     let title = Observable("Home")
     let label = FakeLabel()
     title.bind(to: label, \.text)
@@ -17,7 +17,7 @@ struct BindingTests {
     #expect(label.log.events == ["Home", "Settings", "About"])
   }
 
-  @Test func bindWritesNonOptionalProperties() {
+  @MainActor @Test func bindWritesNonOptionalProperties() {
     let model = FakeModel(title: "First")
     let cell = FakeCell()
     model.title.bind(to: cell, \.title)
@@ -25,7 +25,7 @@ struct BindingTests {
     #expect(cell.log.events == ["title=First", "title=Second"])
   }
 
-  @Test func bindingOfAnOptionalValueUsesTheNonOptionalForm() {
+  @MainActor @Test func bindingOfAnOptionalValueUsesTheNonOptionalForm() {
     let subtitle = Observable<String?>(nil)
     let label = FakeLabel()
     subtitle.bind(to: label, \.text)
@@ -36,7 +36,7 @@ struct BindingTests {
 
   // MARK: - Lifetimes
 
-  @Test func bindingRetainsNeitherTargetNorSource() {
+  @MainActor @Test func bindingRetainsNeitherTargetNorSource() {
     weak var weakLabel: FakeLabel?
     weak var weakSource: Observable<String>?
     weak var weakBinding: PropertyBinding?
@@ -52,7 +52,7 @@ struct BindingTests {
     #expect(weakBinding == nil)
   }
 
-  @Test func bindingDoesNotKeepAnObservableSourceAliveWhileTheTargetLives() {
+  @MainActor @Test func bindingDoesNotKeepAnObservableSourceAliveWhileTheTargetLives() {
     let label = FakeLabel()
     weak var weakSource: Observable<String>?
     do {
@@ -64,7 +64,7 @@ struct BindingTests {
     #expect(label.text == "a")
   }
 
-  @Test func bindingEndsWhenTheTargetIsDeallocated() {
+  @MainActor @Test func bindingEndsWhenTheTargetIsDeallocated() {
     let source = Observable("a")
     weak var weakLabel: FakeLabel?
     weak var weakBinding: PropertyBinding?
@@ -80,7 +80,7 @@ struct BindingTests {
     #expect(weakBinding == nil)
   }
 
-  @Test func droppingTheHandleDoesNotEndTheBinding() {
+  @MainActor @Test func droppingTheHandleDoesNotEndTheBinding() {
     let source = Observable(1)
     let cell = FakeCell()
     do {
@@ -90,7 +90,7 @@ struct BindingTests {
     #expect(cell.log.events == ["progress=1%", "progress=2%"])
   }
 
-  @Test func unbindEndsTheBinding() {
+  @MainActor @Test func unbindEndsTheBinding() {
     let source = Observable("a")
     let label = FakeLabel()
     let binding = source.bind(to: label, \.text)
@@ -101,7 +101,7 @@ struct BindingTests {
     #expect(label.log.events == ["a", "b"])
   }
 
-  @Test func removeObserverEndsTheBinding() {
+  @MainActor @Test func removeObserverEndsTheBinding() {
     let source = Observable("a")
     let label = FakeLabel()
     source.bind(to: label, \.text)
@@ -111,7 +111,7 @@ struct BindingTests {
     #expect(source.observerCount == 0)
   }
 
-  @Test func bindingAgainAfterRemoveObserverWorks() {
+  @MainActor @Test func bindingAgainAfterRemoveObserverWorks() {
     let source = Observable("a")
     let label = FakeLabel()
     source.bind(to: label, \.text)
@@ -122,7 +122,7 @@ struct BindingTests {
     #expect(label.log.events == ["a", "b", "c"])
   }
 
-  @Test func unbindingAnInlineChainReleasesIt() {
+  @MainActor @Test func unbindingAnInlineChainReleasesIt() {
     let source = Observable(1)
     let cell = FakeCell()
     weak var weakChain: ReadOnlyObservable<String>?
@@ -138,7 +138,7 @@ struct BindingTests {
     #expect(source.observerCount == 0)
   }
 
-  @Test func aKeptHandleDoesNotKeepTheChainAliveAfterTheTargetDies() {
+  @MainActor @Test func aKeptHandleDoesNotKeepTheChainAliveAfterTheTargetDies() {
     let source = Observable(1)
     weak var weakChain: ReadOnlyObservable<String>?
     let binding: PropertyBinding
@@ -156,7 +156,7 @@ struct BindingTests {
 
   // MARK: - Rebinding
 
-  @Test func rebindingReplacesTheEarlierBinding() {
+  @MainActor @Test func rebindingReplacesTheEarlierBinding() {
     let first = FakeModel(title: "A")
     let second = FakeModel(title: "B")
     let cell = FakeCell()
@@ -168,7 +168,7 @@ struct BindingTests {
     #expect(cell.log.events == ["title=A", "title=B", "title=B2"])
   }
 
-  @Test func rebindingTheSameSourceDoesNotDuplicateUpdates() {
+  @MainActor @Test func rebindingTheSameSourceDoesNotDuplicateUpdates() {
     let model = FakeModel(title: "A")
     let cell = FakeCell()
     model.title.bind(to: cell, \.title)
@@ -177,7 +177,7 @@ struct BindingTests {
     #expect(cell.log.events == ["title=A", "title=A", "title=B"])
   }
 
-  @Test func rebindingOneKeyPathLeavesTheTargetsOtherBindings() {
+  @MainActor @Test func rebindingOneKeyPathLeavesTheTargetsOtherBindings() {
     let first = FakeModel(title: "A", progress: 1)
     let second = FakeModel(title: "B")
     let cell = FakeCell()
@@ -189,14 +189,14 @@ struct BindingTests {
     #expect(cell.log.events == ["title=A", "progress=1%", "title=B", "progress=2%"])
   }
 
-  @Test func reusedCellShowsOnlyTheModelItWasLastBoundTo() {
-    final class ReusableCell {
+  @MainActor @Test func reusedCellShowsOnlyTheModelItWasLastBoundTo() {
+    @MainActor final class ReusableCell {
       let log = RecordingLog<String>()
       var progressText = "" {
         didSet { log.append(progressText) }
       }
 
-      func show(_ model: FakeModel) {
+      @MainActor func show(_ model: FakeModel) {
         model.progress.map { "\(model.title.value) \($0)%" }.bind(to: self, \.progressText)
       }
     }
@@ -219,10 +219,10 @@ struct BindingTests {
 
   // MARK: - Inline chains
 
-  @Test func inlineChainKeepsDeliveringEveryChangeWhileTheTargetLives() {
+  @MainActor @Test func inlineChainKeepsDeliveringEveryChangeWhileTheTargetLives() {
     let model = FakeModel(title: "m")
     let cell = FakeCell()
-    func show(_ model: FakeModel) {
+    @MainActor func show(_ model: FakeModel) {
       model.progress.map { "\($0)%" }.removeDuplicates().bind(to: cell, \.progressText)
     }
     show(model)
@@ -230,7 +230,7 @@ struct BindingTests {
     #expect(cell.log.events == ["progress=0%", "progress=10%", "progress=20%", "progress=30%"])
   }
 
-  @Test func inlineChainIsReleasedWhenTheTargetDies() {
+  @MainActor @Test func inlineChainIsReleasedWhenTheTargetDies() {
     let model = FakeModel(title: "m")
     weak var weakChain: ReadOnlyObservable<String>?
     weak var weakCell: FakeCell?
@@ -248,8 +248,8 @@ struct BindingTests {
     #expect(model.progress.observerCount == 0)
   }
 
-  @Test func inlineChainOrderHoldsWhenTheTargetSetsTheSourceReentrantly() {
-    final class Echoing {
+  @MainActor @Test func inlineChainOrderHoldsWhenTheTargetSetsTheSourceReentrantly() {
+    @MainActor final class Echoing {
       let log = RecordingLog<Int>()
       let source: Observable<Int>
       var value = 0 {
@@ -259,7 +259,7 @@ struct BindingTests {
         }
       }
 
-      init(source: Observable<Int>) {
+      @MainActor init(source: Observable<Int>) {
         self.source = source
       }
     }
@@ -318,7 +318,7 @@ struct BindingTests {
     #expect(mirror.value == "second changed")
   }
 
-  @Test func bindingToAnObservableChainsIntoItsBindings() {
+  @MainActor @Test func bindingToAnObservableChainsIntoItsBindings() {
     let source = Observable(1)
     let mirror = Observable(0)
     let label = FakeLabel()
@@ -332,8 +332,16 @@ struct BindingTests {
 
   @Test func keyPathBindingAppliesChangesFromManyThreadsInOrder() async {
     await onItsOwnThread {
+      // Written on the delivering threads: a property any thread may set.
+      final class LoggingCell: Sendable {
+        let log = RecordingLog<String>()
+        var progressText: String {
+          get { log.events.last ?? "" }
+          set { log.append("progress=\(newValue)") }
+        }
+      }
       let source = Observable(0)
-      let cell = FakeCell()
+      let cell = LoggingCell()
       source.map { "\($0)" }.bind(to: cell, \.progressText)
       runConcurrently(4) { _ in
         for _ in 0..<200 { source.update { $0 += 1 } }
@@ -346,7 +354,7 @@ struct BindingTests {
     await onItsOwnThread {
       // Bindings from different sources write from different threads at once, so the property
       // itself must be thread-safe; the test is about which binding is left.
-      final class SharedCell: @unchecked Sendable {
+      final class SharedCell: Sendable {
         let log = RecordingLog<Int>()
         var value: Int {
           get { log.events.last ?? 0 }

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// A screen that records what its registrations receive; the test owns it.
-private final class Screen {
+@MainActor private final class Screen {
   let log = RecordingLog<String>()
 }
 
@@ -29,7 +29,7 @@ private enum OwnerRegistration: CaseIterable, CustomStringConvertible {
     }
   }
 
-  func register(_ screen: Screen, on chain: ReadOnlyObservable<String>) {
+  @MainActor func register(_ screen: Screen, on chain: ReadOnlyObservable<String>) {
     switch self {
     case .observeWith:
       chain.observe(with: screen, options: [.initial, .new]) { screen, value in
@@ -48,6 +48,7 @@ private enum OwnerRegistration: CaseIterable, CustomStringConvertible {
 @Suite("Chain lifetimes")
 struct ChainLifetimeTests {
   @Test(arguments: OwnerRegistration.allCases, 0..<inlineChains.count)
+  @MainActor
   fileprivate func anOwnersRegistrationOnAnInlineChainKeepsItDeliveringWhileTheOwnerLives(
     registration: OwnerRegistration, chainIndex: Int
   ) {
@@ -60,7 +61,7 @@ struct ChainLifetimeTests {
   }
 
   @Test(arguments: OwnerRegistration.allCases)
-  fileprivate func theChainGoesAtTheSourcesNextChangeAfterTheOwnerDies(
+  @MainActor fileprivate func theChainGoesAtTheSourcesNextChangeAfterTheOwnerDies(
     registration: OwnerRegistration
   ) {
     let source = Observable(1)
@@ -82,7 +83,7 @@ struct ChainLifetimeTests {
     #expect(source.observerCount == 0)
   }
 
-  @Test func removingTheOwnerFromTheChainReleasesItAtOnce() {
+  @MainActor @Test func removingTheOwnerFromTheChainReleasesItAtOnce() {
     let source = Observable(1)
     let screen = Screen()
     weak var weakChain: ReadOnlyObservable<String>?
@@ -117,7 +118,7 @@ struct ChainLifetimeTests {
     #expect(log.events == ["2"])
   }
 
-  @Test func anOwnersRegistrationOnAnObservableDoesNotKeepItAlive() {
+  @MainActor @Test func anOwnersRegistrationOnAnObservableDoesNotKeepItAlive() {
     let screen = Screen()
     weak var weakSource: Observable<Int>?
     do {
@@ -129,7 +130,7 @@ struct ChainLifetimeTests {
     #expect(weakSource == nil)
   }
 
-  @Test func anOwnersRegistrationOnAnInlineArrayMapKeepsItDelivering() {
+  @MainActor @Test func anOwnersRegistrationOnAnInlineArrayMapKeepsItDelivering() {
     let todos = ObservableArray(["a"])
     let screen = Screen()
     todos.map { $0.uppercased() }.addObserver(screen, options: [.initial, .new]) {

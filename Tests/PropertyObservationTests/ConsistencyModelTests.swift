@@ -62,17 +62,21 @@ struct ConsistencyModelTests {
     let parity = sources[2].map { $0 % 2 }.removeDuplicates()
     let all = mixed.combineLatest(parity, sources[2]).map { $0 &+ $1 &+ $2 }
     let derived = [doubled, pair, mixed, parity, all]
-    var logs: [String: [String]] = [:]
+    let logs = LockedValue<[String: [String]]>([:])
     var tokens: [ObservationToken] = []
     for (index, source) in sources.enumerated() {
       tokens.append(
         source.observe(options: [.old, .new]) { value, option in
-          logs["s\(index)", default: []].append("\(option == .old ? "old" : "new") \(value)")
+          logs.withLock {
+            $0["s\(index)", default: []].append("\(option == .old ? "old" : "new") \(value)")
+          }
         })
     }
     for (index, node) in derived.enumerated() {
       tokens.append(
-        node.observe { value, _ in logs[Graph.names[index], default: []].append("\(value)") })
+        node.observe { value, _ in
+          logs.withLock { $0[Graph.names[index], default: []].append("\(value)") }
+        })
     }
     for unit in script {
       switch unit {
@@ -91,7 +95,7 @@ struct ConsistencyModelTests {
       }
     }
     withExtendedLifetime(tokens) {}
-    return logs
+    return logs.value
   }
 
   private static func runReference(_ script: [Unit]) -> [String: [String]] {

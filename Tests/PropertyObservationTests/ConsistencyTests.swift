@@ -9,7 +9,7 @@ private struct Boom: Error {}
 struct ConsistencyTests {
   // MARK: - Glitch-free propagation
 
-  @Test func aDiamondPublishesOnlyPairsThatExisted() {
+  @MainActor @Test func aDiamondPublishesOnlyPairsThatExisted() {
     let a = Observable(1)
     let pairs = a.combineLatest(a.map { $0 * 10 })
     var log: [String] = []
@@ -20,7 +20,7 @@ struct ConsistencyTests {
     withExtendedLifetime(token) {}
   }
 
-  @Test func aDeepDiamondRecomputesEachNodeOncePerChange() {
+  @MainActor @Test func aDeepDiamondRecomputesEachNodeOncePerChange() {
     // a ─ b = a+1 ─ c = b*2 ─┐
     //  └──────────────────── d = (a, c, b)
     let a = Observable(0)
@@ -39,7 +39,7 @@ struct ConsistencyTests {
     withExtendedLifetime(token) {}
   }
 
-  @Test func aSingleSourceDerivedValueIsUpdatedAtItsRegistrationsPlaceInTheRound() {
+  @MainActor @Test func aSingleSourceDerivedValueIsUpdatedAtItsRegistrationsPlaceInTheRound() {
     // `map` has one source: it is computed when the source's round reaches its registration
     // (made when `map` was called), so observers registered after it see the new value.
     let a = Observable(1)
@@ -53,7 +53,7 @@ struct ConsistencyTests {
     withExtendedLifetime((first, second)) {}
   }
 
-  @Test func aCombinedValueIsRecomputedAfterTheRoundThatChangedItsSource() {
+  @MainActor @Test func aCombinedValueIsRecomputedAfterTheRoundThatChangedItsSource() {
     // `combineLatest` waits until the propagation ends, so that every source the change
     // affects has its new value: an observer of the source sees the combination not yet updated.
     let a = Observable(1)
@@ -67,7 +67,7 @@ struct ConsistencyTests {
     withExtendedLifetime((first, second)) {}
   }
 
-  @Test func removeDuplicatesComparesWithTheLastPublishedValue() {
+  @MainActor @Test func removeDuplicatesComparesWithTheLastPublishedValue() {
     let a = Observable(1)
     let parity = a.map { $0 % 2 }.removeDuplicates()
     var log: [Int] = []
@@ -79,7 +79,7 @@ struct ConsistencyTests {
 
   // MARK: - Transactions
 
-  @Test func aTransactionDeliversOneRoundPerObservableAndOneDerivedValue() {
+  @MainActor @Test func aTransactionDeliversOneRoundPerObservableAndOneDerivedValue() {
     let first = Observable("Ray")
     let last = Observable("Wenderlich")
     let fullName = first.combineLatest(last).map { "\($0) \($1)" }
@@ -102,7 +102,7 @@ struct ConsistencyTests {
     withExtendedLifetime((nameToken, firstToken)) {}
   }
 
-  @Test func roundsRunInTheOrderTheObservablesWereFirstChanged() {
+  @MainActor @Test func roundsRunInTheOrderTheObservablesWereFirstChanged() {
     let a = Observable(0)
     let b = Observable(0)
     var log: [String] = []
@@ -119,7 +119,7 @@ struct ConsistencyTests {
     withExtendedLifetime(tokens) {}
   }
 
-  @Test func nestedTransactionsDeliverOnceAtTheOutermostEnd() {
+  @MainActor @Test func nestedTransactionsDeliverOnceAtTheOutermostEnd() {
     let a = Observable(0)
     var log: [Int] = []
     let token = a.observe { value, _ in log.append(value) }
@@ -135,7 +135,7 @@ struct ConsistencyTests {
     withExtendedLifetime(token) {}
   }
 
-  @Test func aThrowingBodyStillDeliversWhatItSetAndRethrows() {
+  @MainActor @Test func aThrowingBodyStillDeliversWhatItSetAndRethrows() {
     let a = Observable(0)
     var log: [Int] = []
     let token = a.observe { value, _ in log.append(value) }
@@ -149,7 +149,8 @@ struct ConsistencyTests {
     withExtendedLifetime(token) {}
   }
 
-  @Test func aRegistrationInsideATransactionGetsItsInitialValueAndTheTransactionsRound() {
+  @MainActor @Test func aRegistrationInsideATransactionGetsItsInitialValueAndTheTransactionsRound()
+  {
     let a = Observable(0)
     var log: [String] = []
     var token: ObservationToken?
@@ -164,7 +165,7 @@ struct ConsistencyTests {
     withExtendedLifetime(token) {}
   }
 
-  @Test func aSetInsideACallbackOfTheTransactionsRoundIsAnOrdinaryQueuedSet() {
+  @MainActor @Test func aSetInsideACallbackOfTheTransactionsRoundIsAnOrdinaryQueuedSet() {
     let a = Observable(0)
     let b = Observable(0)
     var log: [String] = []
@@ -183,7 +184,7 @@ struct ConsistencyTests {
     withExtendedLifetime(tokens) {}
   }
 
-  @Test func aSetInsideATransactionInsideACallbackWaitsForTheTransactionsEnd() {
+  @MainActor @Test func aSetInsideATransactionInsideACallbackWaitsForTheTransactionsEnd() {
     let trigger = Observable(0)
     let a = Observable(0)
     var log: [String] = []

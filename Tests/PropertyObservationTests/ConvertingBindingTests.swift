@@ -5,7 +5,7 @@ import Testing
 @Suite("Two-way bindings with a conversion")
 struct ConvertingBindingTests {
   /// An `Int` model bound to a `String` text field, with every round of both logged.
-  private final class Screen {
+  @MainActor private final class Screen {
     let quantity: Observable<Int>
     let text: Observable<String>
     let log = RecordingLog<String>()
@@ -26,7 +26,7 @@ struct ConvertingBindingTests {
     }
   }
 
-  @Test func theFieldTakesTheConvertedModelValueAtTheMomentOfBinding() {
+  @MainActor @Test func theFieldTakesTheConvertedModelValueAtTheMomentOfBinding() {
     let screen = Screen(quantity: 5, text: "old")
     let binding = screen.bind()
     #expect(screen.text.value == "5")
@@ -34,7 +34,7 @@ struct ConvertingBindingTests {
     withExtendedLifetime(binding) {}
   }
 
-  @Test func eachChangeIsForwardedOnceThroughItsConversionWithoutAnEcho() {
+  @MainActor @Test func eachChangeIsForwardedOnceThroughItsConversionWithoutAnEcho() {
     let screen = Screen(quantity: 5)
     let binding = screen.bind()
     screen.text.value = "12"
@@ -50,7 +50,7 @@ struct ConvertingBindingTests {
     withExtendedLifetime(binding) {}
   }
 
-  @Test func aRejectedValueLeavesTheModelUnchangedAndTheFieldAsTyped() {
+  @MainActor @Test func aRejectedValueLeavesTheModelUnchangedAndTheFieldAsTyped() {
     let screen = Screen(quantity: 5)
     let binding = screen.bind()
     screen.text.value = "12"
@@ -66,7 +66,7 @@ struct ConvertingBindingTests {
     withExtendedLifetime(binding) {}
   }
 
-  @Test func theFieldKeepsWhatWasTypedWhenItsConversionDiffers() {
+  @MainActor @Test func theFieldKeepsWhatWasTypedWhenItsConversionDiffers() {
     let screen = Screen(quantity: 5)
     let binding = screen.bind()
     screen.text.value = "007"
@@ -76,7 +76,7 @@ struct ConvertingBindingTests {
     withExtendedLifetime(binding) {}
   }
 
-  @Test func aCorrectionMadeByAModelObserverIsSentBackToTheField() {
+  @MainActor @Test func aCorrectionMadeByAModelObserverIsSentBackToTheField() {
     let screen = Screen(quantity: 5)
     let binding = screen.bind()
     // The model clamps to 100, from inside its own round.
@@ -116,7 +116,7 @@ struct ConvertingBindingTests {
 
   // MARK: - Lifetimes
 
-  @Test func cancellingTheTokenEndsTheBindingBothWays() {
+  @MainActor @Test func cancellingTheTokenEndsTheBindingBothWays() {
     let screen = Screen(quantity: 1)
     let binding = screen.bind()
     binding.cancel()

@@ -12,7 +12,7 @@ import Testing
 /// code. When one of these fails, fix the article's table or prose along with the code.
 @Suite struct DocumentationExampleTests {
   /// "The ordering contract": the table of the worked example, row for row.
-  @Test func orderingArticleWorkedExampleDeliversTheTableInOrder() {
+  @MainActor @Test func orderingArticleWorkedExampleDeliversTheTableInOrder() {
     let score = Observable(0)
     var log: [String] = []
     let a = DocumentationOwner()
@@ -59,7 +59,7 @@ import Testing
   }
 
   /// "The ordering contract": removal inside a round and re-adding with `removeIfExists`.
-  @Test func orderingArticleRemovalAndReAddingExample() {
+  @MainActor @Test func orderingArticleRemovalAndReAddingExample() {
     let flag = Observable(false)
     var log: [String] = []
     let first = DocumentationOwner()
@@ -193,7 +193,7 @@ import Testing
   }
 
   /// "Getting started": a token-based observer ends when its token is released.
-  @Test func gettingStartedTokenEndsWhenReleased() {
+  @MainActor @Test func gettingStartedTokenEndsWhenReleased() {
     let name = Observable("Madeline")
     var log: [String] = []
     var token: ObservationToken? = name.observe(options: [.initial, .new]) { name, _ in
@@ -210,7 +210,7 @@ import Testing
   }
 
   /// "Getting started": a bag of tokens, one of them from `observeChanges`, ends with its owner.
-  @Test func gettingStartedScoreBoardObservesUntilItIsReleased() {
+  @MainActor @Test func gettingStartedScoreBoardObservesUntilItIsReleased() {
     let game = DocumentationGame()
     var log: [String] = []
     weak var released: DocumentationScoreBoard?
@@ -228,7 +228,7 @@ import Testing
   }
 
   /// "Getting started": `observe(with:)` passes the owner, held weakly, to the handler.
-  @Test func gettingStartedObserveWithPassesTheOwner() {
+  @MainActor @Test func gettingStartedObserveWithPassesTheOwner() {
     let title = Observable("Inbox")
     weak var released: DocumentationTitleController?
     do {
@@ -249,7 +249,7 @@ import Testing
 
   /// "Coming from KVO, Combine or RxSwift": a re-entrant set never leaves a later observer on a
   /// stale value.
-  @Test func comparisonArticleReentrantSetLeavesNoObserverOnAStaleValue() {
+  @MainActor @Test func comparisonArticleReentrantSetLeavesNoObserverOnAStaleValue() {
     let count = Observable(0)
     var log: [String] = []
     let clamp = count.observe { value, _ in

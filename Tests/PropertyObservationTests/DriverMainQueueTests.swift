@@ -210,7 +210,7 @@ final class DriverMainQueueTests: XCTestCase {
     withExtendedLifetime(token) {}
   }
 
-  func testABinderAppliesValuesSentFromTheBackgroundOnTheMainQueueInOrder() {
+  @MainActor func testABinderAppliesValuesSentFromTheBackgroundOnTheMainQueueInOrder() {
     let label = DriverTestLabel()
     let log = RecordingLog<Delivery<String>>()
     let binder = Binder<String>(label) { label, text in
@@ -227,7 +227,7 @@ final class DriverMainQueueTests: XCTestCase {
     XCTAssertEqual(label.text, "c")
   }
 
-  func testABinderAppliesAtOnceOnTheMainQueueAndNeverOvertakesQueuedValues() {
+  @MainActor func testABinderAppliesAtOnceOnTheMainQueueAndNeverOvertakesQueuedValues() {
     let label = DriverTestLabel()
     let binder = Binder<String>(label) { label, text in label.text = text }
     binder.send("now")
@@ -242,6 +242,7 @@ final class DriverMainQueueTests: XCTestCase {
     XCTAssertEqual(label.text, "later")
   }
 
+  @MainActor
   func testBindingAnObservableToABinderAppliesTheCurrentValueAndChangesUntilTheTargetDies() {
     let name = Observable("Ray")
     let log = RecordingLog<String>()

@@ -260,7 +260,7 @@ import Testing
     withExtendedLifetime(keptToken) {}
   }
 
-  @Test func aKeyPathDriveEndsWhenTheTargetDies() {
+  @MainActor @Test func aKeyPathDriveEndsWhenTheTargetDies() {
     let title = Observable("Ray")
     weak var weakDriver: Driver<String>?
     weak var weakLabel: DriverTestLabel?
@@ -281,10 +281,10 @@ import Testing
     #expect(title.observerCount == 0)
   }
 
-  @Test func keyPathOwnerAndBinderDrivesAllReceiveTheValues() {
+  @MainActor @Test func keyPathOwnerAndBinderDrivesAllReceiveTheValues() {
     let count = Observable(1)
     let driver = count.asDriver(scheduler: .immediate)
-    final class Counter {
+    @MainActor final class Counter {
       var value = 0
       var described = ""
     }
@@ -306,7 +306,7 @@ import Testing
     #expect(log.events == [])
   }
 
-  @Test func anOptionalKeyPathIsDriven() {
+  @MainActor @Test func anOptionalKeyPathIsDriven() {
     let title = Observable("Ray")
     let label = DriverTestLabel()
     title.asDriver(scheduler: .immediate).drive(label, \.text)
@@ -350,7 +350,7 @@ import Testing
     withExtendedLifetime(token) {}
   }
 
-  @Test func withSchedulerChangesTheSchedulerOfDriversAndBindersCreatedInside() {
+  @MainActor @Test func withSchedulerChangesTheSchedulerOfDriversAndBindersCreatedInside() {
     let main = ManualScheduler()
     let count = Observable(0)
     let label = DriverTestLabel()
@@ -368,7 +368,7 @@ import Testing
     withExtendedLifetime(token) {}
   }
 
-  @Test func aBinderDropsValuesOnceItsTargetIsGone() {
+  @MainActor @Test func aBinderDropsValuesOnceItsTargetIsGone() {
     let main = ManualScheduler()
     let log = RecordingLog<String>()
     var label: DriverTestLabel? = DriverTestLabel()

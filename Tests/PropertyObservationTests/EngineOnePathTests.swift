@@ -11,7 +11,7 @@ import Testing
 struct EngineOnePathTests {
   // 2. A derived value's only observer, removed inside its `.old`, must not get `.new`.
 
-  @Test func aDerivedValuesOnlyTokenCancelledInsideItsOldGetsNoNew() {
+  @MainActor @Test func aDerivedValuesOnlyTokenCancelledInsideItsOldGetsNoNew() {
     let source = Observable(0)
     let derived = source.map { $0 }
     var log: [String] = []
@@ -25,7 +25,7 @@ struct EngineOnePathTests {
     withExtendedLifetime(token) {}
   }
 
-  @Test func aDerivedValuesOnlyOwnerRemovedInsideItsOldGetsNoNew() {
+  @MainActor @Test func aDerivedValuesOnlyOwnerRemovedInsideItsOldGetsNoNew() {
     let source = Observable(0)
     let derived = source.map { $0 }
     let owner = Owner()
@@ -38,7 +38,7 @@ struct EngineOnePathTests {
     #expect(log == ["old 0"])
   }
 
-  @Test func aPlainObservablesOnlyObserverRemovedInsideItsOldGetsNoNew() {
+  @MainActor @Test func aPlainObservablesOnlyObserverRemovedInsideItsOldGetsNoNew() {
     // The control: the same program on a root observable.
     let source = Observable(0)
     var log: [String] = []

@@ -100,7 +100,7 @@ struct EngineRegressionTests {
   // 2. A cancel must end its own registration, never one whose owner had the same address.
 
   @Test func cancellingATokenNeverEndsADeadOwnersRegistrationAtTheSameAddress() {
-    var cancelledCalls = 0
+    let cancelledCalls = LockedValue(0)
     var reusedAddresses = 0
     for _ in 0..<200 {
       let source = Observable(0)
@@ -110,13 +110,13 @@ struct EngineRegressionTests {
         ownerAddress = ObjectIdentifier(owner)
         source.addObserver(owner) { _, _ in }
       }
-      let token = source.observe { _, _ in cancelledCalls += 1 }
+      let token = source.observe { _, _ in cancelledCalls.withLock { $0 += 1 } }
       if ObjectIdentifier(token) == ownerAddress { reusedAddresses += 1 }
       token.cancel()
       source.value = 1
       withExtendedLifetime(token) {}
     }
-    #expect(cancelledCalls == 0, "a cancelled token was called (\(reusedAddresses) reused)")
+    #expect(cancelledCalls.value == 0, "a cancelled token was called (\(reusedAddresses) reused)")
   }
 
   // 3. Rebinding a target inside a round of its source.
@@ -148,11 +148,11 @@ struct EngineRegressionTests {
     let source = Observable(0)
     final class Target: @unchecked Sendable { var value = 0 }
     let target = Target()
-    var binding = source.bind(to: target, \.value)
+    let binding = LockedValue(source.bind(to: target, \.value))
     let token = source.observe { value, _ in
       guard value == 1 else { return }
-      binding.unbind()
-      binding = source.bind(to: target, \.value)
+      binding.value.unbind()
+      binding.value = source.bind(to: target, \.value)
     }
     source.value = 1
     source.value = 2
@@ -231,16 +231,16 @@ struct EngineRegressionTests {
 
   @Test func thePendingQueueReleasesItsStorageAfterABurstHasBeenDelivered() {
     let source = Observable(0)
-    var delivered = 0
+    let delivered = LockedValue(0)
     // A callback that sets 20 000 times queues 20 000 rounds behind the current one.
     let burst = source.observe { value, _ in
-      delivered += 1
+      delivered.withLock { $0 += 1 }
       guard value == 1 else { return }
       for next in 2...20_001 { source.value = next }
       #expect(source.pendingCapacity >= 20_000)
     }
     source.value = 1
-    #expect(delivered == 20_001)
+    #expect(delivered.value == 20_001)
     #expect(source.pendingCapacity <= 64, "idle observable keeps \(source.pendingCapacity) slots")
     withExtendedLifetime(burst) {}
   }

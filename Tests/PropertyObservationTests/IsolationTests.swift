@@ -187,11 +187,13 @@ struct IsolationTests {
     // round on the setting thread; main-actor callbacks run later, on the main queue, in order.
     let source = Observable(0)
     let order = RecordingLog<String>()
-    // Registered from the main actor, a callback runs there unless the registration says
-    // otherwise: `isolation: nil` asks for the delivering thread (and so a `@Sendable` closure).
-    let background = source.observe(isolation: nil) { @Sendable value, _ in
+    // A closure written in the main actor's code runs there. A `@Sendable` closure made
+    // first, which is nonisolated, registered with `isolation: nil`, runs on the delivering
+    // thread.
+    let nonisolated: @Sendable (Int, ObservableOptions) -> Void = { value, _ in
       order.append("nonisolated \(value)")
     }
+    let background = source.observe(isolation: nil, nonisolated)
     let main = source.observe { value, _ in order.append("main \(value)") }
     runInBackground {
       source.value = 1

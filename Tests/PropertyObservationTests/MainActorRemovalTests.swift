@@ -43,11 +43,14 @@ private func onAnotherThreadWhileMainWaits(_ body: @escaping @Sendable () -> Voi
   let held = values.last
   let arrived = DispatchSemaphore(value: 0)
   let release = DispatchSemaphore(value: 0)
-  let slow = source.observe(isolation: nil) { @Sendable value, _ in
+  // Nonisolated (made before the registration, with `isolation: nil`): it blocks the setting
+  // thread, not the main actor.
+  let blocking: @Sendable (Int, ObservableOptions) -> Void = { value, _ in
     guard value == held else { return }
     arrived.signal()
     _ = release.wait(timeout: .now() + 120)
   }
+  let slow = source.observe(isolation: nil, blocking)
   let producer = runInBackground {
     for value in values { source.value = value }
   }

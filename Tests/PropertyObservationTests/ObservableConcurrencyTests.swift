@@ -175,18 +175,18 @@ struct ObservableConcurrencyTests {
     let perThread = 2_000
     // Unsynchronized on purpose: if two rounds overlapped, ThreadSanitizer would report these
     // accesses, and `isInRound` would catch it without the sanitizer.
-    var isInRound = false
-    var overlaps = 0
-    var first: [Int] = []
-    var last: [Int] = []
+    let isInRound = Unsynchronized(false)
+    let overlaps = Unsynchronized(0)
+    let first = Unsynchronized<[Int]>([])
+    let last = Unsynchronized<[Int]>([])
     let opener = observable.observe(options: [.old]) { _, _ in
-      if isInRound { overlaps += 1 }
-      isInRound = true
+      if isInRound.value { overlaps.value += 1 }
+      isInRound.value = true
     }
-    let recorder = observable.observe { value, _ in first.append(value) }
+    let recorder = observable.observe { value, _ in first.value.append(value) }
     let closer = observable.observe { value, _ in
-      last.append(value)
-      isInRound = false
+      last.value.append(value)
+      isInRound.value = false
     }
     await withTaskGroup(of: Void.self) { group in
       for _ in 0..<threads {
@@ -195,10 +195,10 @@ struct ObservableConcurrencyTests {
         }
       }
     }
-    #expect(overlaps == 0)
+    #expect(overlaps.value == 0)
     #expect(observable.value == threads * perThread)
-    #expect(first == Array(1...(threads * perThread)))
-    #expect(last == first)
+    #expect(first.value == Array(1...(threads * perThread)))
+    #expect(last.value == first.value)
     withExtendedLifetime((opener, recorder, closer)) {}
   }
 

@@ -7,7 +7,7 @@ import Testing
 #if DEBUG
   @Suite("Observable invariants")
   struct ObservableInvariantsTests {
-    @Test func theCheckPassesAfterQueuedWorkWasDrained() {
+    @MainActor @Test func theCheckPassesAfterQueuedWorkWasDrained() {
       let observable = Observable(0)
       var seen: [Int] = []
       let token = observable.observe { value, _ in

@@ -161,6 +161,7 @@ private final class ReferenceObservable {
 
 // MARK: - The same script against the library
 
+@MainActor
 private final class LibraryHarness {
   let observable = Observable(0)
   var owners: [Owner?] = (0..<slotCount).map { _ in Owner() }
@@ -173,7 +174,8 @@ private final class LibraryHarness {
   ) {
     let id = nextID
     nextID += 1
-    let callback: (Int, ObservableOptions) -> Void = { [unowned self] value, option in
+    let callback: @MainActor @Sendable (Int, ObservableOptions) -> Void = {
+      [unowned self] value, option in
       self.log.append(ScriptedCall(registration: id, option: .init(option), value: value))
       self.react(reaction, option, value)
     }
@@ -208,7 +210,7 @@ private final class LibraryHarness {
 @Suite("Observable against a reference model of its contract")
 struct ObservableModelTests {
   @Test(arguments: 0..<400)
-  func randomScriptsDeliverExactlyWhatTheModelDelivers(seed: UInt64) {
+  @MainActor func randomScriptsDeliverExactlyWhatTheModelDelivers(seed: UInt64) {
     var random = SplitMix64(seed: seed)
     let steps = (0..<40).map { _ in randomStep(&random) }
     let model = ReferenceObservable()

@@ -11,7 +11,7 @@ private func watch(
   _ log: RecordingLog<Call>,
   removeIfExists: Bool = true,
   options: ObservableOptions = [.new],
-  then reaction: @escaping (Int, ObservableOptions) -> Void = { _, _ in }
+  then reaction: @escaping @Sendable (Int, ObservableOptions) -> Void = { _, _ in }
 ) {
   observable.addObserver(owner, removeIfExists: removeIfExists, options: options) { value, option in
     log.append(Call(name, ObservableOptionsName(option), value))
@@ -152,9 +152,9 @@ struct ObservableTests {
     let observable = Observable(0)
     let log = RecordingLog<Call>()
     let first = Owner()
-    var later: Owner? = Owner()
-    watch(observable, first, "first", log) { _, _ in later = nil }
-    watch(observable, later!, "later", log)
+    let later = LockedValue<Owner?>(Owner())
+    watch(observable, first, "first", log) { _, _ in later.value = nil }
+    watch(observable, later.value!, "later", log)
     observable.value = 1
     #expect(log.events == [Call("first", .new, 1)])
     #expect(observable.observerCount == 1)
@@ -197,7 +197,7 @@ struct ObservableTests {
   @Test func aCallbackReadsTheLatestValueWhileItsOwnRoundCarriesTheOlderOne() {
     let observable = Observable(0)
     let (a, b) = (Owner(), Owner())
-    var seen: [String] = []
+    let seen = RecordingLog<String>()
     observable.addObserver(a) { value, _ in
       if value == 1 { observable.value = 2 }
     }
@@ -205,7 +205,7 @@ struct ObservableTests {
       seen.append("round \(value), value \(observable.value)")
     }
     observable.value = 1
-    #expect(seen == ["round 1, value 2", "round 2, value 2"])
+    #expect(seen.events == ["round 1, value 2", "round 2, value 2"])
   }
 
   @Test func anObserverCanRemoveItselfMidRound() {
@@ -322,7 +322,7 @@ struct ObservableTests {
   @Test func manyRegistrationsSurviveGrowthAndPruningInOrder() {
     let observable = Observable(0)
     var owners: [Owner] = (0..<100).map { _ in Owner() }
-    var calls: [Int] = []
+    let calls = RecordingLog<Int>()
     for (index, owner) in owners.enumerated() {
       observable.addObserver(owner) { _, _ in calls.append(index) }
     }
@@ -333,7 +333,7 @@ struct ObservableTests {
       observable.addObserver(owner) { _, _ in calls.append(100 + index) }
     }
     observable.value = 1
-    #expect(calls == Array(stride(from: 0, to: 100, by: 2)) + Array(100..<200))
+    #expect(calls.events == Array(stride(from: 0, to: 100, by: 2)) + Array(100..<200))
     #expect(observable.observerCount == 150)
     // An optimised build may end an array's lifetime after its last use: keep the owners alive.
     withExtendedLifetime((owners, extra)) {}

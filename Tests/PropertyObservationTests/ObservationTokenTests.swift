@@ -62,7 +62,7 @@ struct ObservationTokenTests {
     withExtendedLifetime((first, second)) {}
   }
 
-  @Test func aTokenCancelledMidRoundIsNotCalledForTheRestOfIt() {
+  @MainActor @Test func aTokenCancelledMidRoundIsNotCalledForTheRestOfIt() {
     let observable = Observable(0)
     let log = RecordingLog<Call>()
     var later: ObservationToken?
@@ -108,7 +108,7 @@ struct ObservationTokenTests {
     #expect(weakCaptured == nil)
   }
 
-  @Test func releasingManyTokensOneByOneRemovesExactlyThoseTokens() {
+  @MainActor @Test func releasingManyTokensOneByOneRemovesExactlyThoseTokens() {
     let observable = Observable(0)
     var calls: [Int] = []
     var tokens = (0..<1_000).map { index in
@@ -150,7 +150,7 @@ struct ObservationTokenTests {
     #expect(log.events == [Call("a", .new, 1)])
   }
 
-  @Test func tokensCanBeKeptInASet() {
+  @MainActor @Test func tokensCanBeKeptInASet() {
     let observable = Observable(0)
     var tokens = Set<ObservationToken>()
     var seen: [Int] = []
@@ -161,8 +161,8 @@ struct ObservationTokenTests {
     #expect(seen == [1])
   }
 
-  @Test func theOwnerFormPassesTheOwnerWithoutRetainingIt() {
-    final class Controller {
+  @MainActor @Test func theOwnerFormPassesTheOwnerWithoutRetainingIt() {
+    @MainActor final class Controller {
       var titles: [String] = []
     }
     let title = Observable("a")
@@ -181,7 +181,7 @@ struct ObservationTokenTests {
     #expect(title.observerCount == 0)
   }
 
-  @Test func theOwnerFormIsRemovedWithItsOwner() {
+  @MainActor @Test func theOwnerFormIsRemovedWithItsOwner() {
     let observable = Observable(0)
     let owner = Owner()
     var seen: [Int] = []
@@ -193,7 +193,7 @@ struct ObservationTokenTests {
     #expect(seen == [1, -1])
   }
 
-  @Test func observeChangesDeliversOldAndNewTogetherAfterEveryOldCallback() {
+  @MainActor @Test func observeChangesDeliversOldAndNewTogetherAfterEveryOldCallback() {
     let observable = Observable(1)
     var log: [String] = []
     let owner = Owner()
@@ -206,7 +206,7 @@ struct ObservationTokenTests {
     withExtendedLifetime(token) {}
   }
 
-  @Test func observeChangesIncludingInitialStartsWithTheCurrentValueAsOldAndNew() {
+  @MainActor @Test func observeChangesIncludingInitialStartsWithTheCurrentValueAsOldAndNew() {
     let observable = Observable(1)
     var log: [String] = []
     let owner = Owner()
@@ -221,7 +221,7 @@ struct ObservationTokenTests {
     withExtendedLifetime(token) {}
   }
 
-  @Test func observeChangesWithoutInitialWaitsForTheFirstSet() {
+  @MainActor @Test func observeChangesWithoutInitialWaitsForTheFirstSet() {
     let observable = Observable(1)
     var log: [ObservedChange<Int>] = []
     let token = observable.observeChanges(includingInitial: false) { log.append($0) }
@@ -231,7 +231,7 @@ struct ObservationTokenTests {
     withExtendedLifetime(token) {}
   }
 
-  @Test func updateModifiesInPlaceAndNotifiesOnce() {
+  @MainActor @Test func updateModifiesInPlaceAndNotifiesOnce() {
     let observable = Observable([1])
     var seen: [[Int]] = []
     let token = observable.observe { value, _ in seen.append(value) }
@@ -241,7 +241,7 @@ struct ObservationTokenTests {
     withExtendedLifetime(token) {}
   }
 
-  @Test func updateLeavesTheValueUnchangedWhenTheBodyThrows() {
+  @MainActor @Test func updateLeavesTheValueUnchangedWhenTheBodyThrows() {
     struct Failure: Error {}
     let observable = Observable(1)
     var calls = 0
@@ -257,7 +257,7 @@ struct ObservationTokenTests {
     withExtendedLifetime(token) {}
   }
 
-  @Test func aReadOnlyViewObservesTheSameValue() {
+  @MainActor @Test func aReadOnlyViewObservesTheSameValue() {
     let observable = Observable("x")
     let view: ReadOnlyObservable<String> = observable
     var seen: [String] = []

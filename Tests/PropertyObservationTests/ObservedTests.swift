@@ -40,7 +40,7 @@ struct ObservedTests {
     token.cancel()
   }
 
-  @Test func propertyCanBeBoundAndDerived() {
+  @MainActor @Test func propertyCanBeBoundAndDerived() {
     let player = Player()
     let label = FakeLabel()
     player.$scores.map { "\($0.reduce(0, +)) points" }.bind(to: label, \.text)

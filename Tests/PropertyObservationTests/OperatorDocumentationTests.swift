@@ -30,7 +30,7 @@ import Testing
     withExtendedLifetime(token) {}
   }
 
-  @Test func followingASelectionShowsTheSelectedUsersNameOnly() {
+  @MainActor @Test func followingASelectionShowsTheSelectedUsersNameOnly() {
     let names = [Observable("Ray"), Observable("Ada")]
     let selection = Observable(0)
     let detailLabel = DocumentationTextLabel()

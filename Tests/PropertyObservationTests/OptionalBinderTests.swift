@@ -4,7 +4,7 @@ import Testing
 
 @Suite("Binding a value to a binder of optionals")
 struct OptionalBinderTests {
-  @Test func aNonOptionalSourceFeedsABinderOfOptionals() {
+  @MainActor @Test func aNonOptionalSourceFeedsABinderOfOptionals() {
     let title = Observable("Ray")
     let label = DriverTestLabel()
     let log = RecordingLog<String?>()
@@ -18,7 +18,7 @@ struct OptionalBinderTests {
     #expect(log.events == ["Ray", "Ada"])
   }
 
-  @Test func anOptionalSourceStillFeedsItsOwnBinderType() {
+  @MainActor @Test func anOptionalSourceStillFeedsItsOwnBinderType() {
     let title = Observable<String?>(nil)
     let label = DriverTestLabel()
     title.bind(to: Binder<String?>(label, scheduler: .immediate) { $0.text = $1 })
@@ -26,7 +26,7 @@ struct OptionalBinderTests {
     #expect(label.text == "Ada")
   }
 
-  @Test func theBindingIsOwnedByTheBindersTargetAndKeepsAnInlineChainUntilItGoes() {
+  @MainActor @Test func theBindingIsOwnedByTheBindersTargetAndKeepsAnInlineChainUntilItGoes() {
     let count = Observable(1)
     weak var weakChain: ReadOnlyObservable<String>?
     do {
@@ -45,7 +45,7 @@ struct OptionalBinderTests {
     #expect(count.observerCount == 0)
   }
 
-  @Test func valuesSetOnAnotherThreadReachTheTargetOnTheMainQueueInOrder() async {
+  @MainActor @Test func valuesSetOnAnotherThreadReachTheTargetOnTheMainQueueInOrder() async {
     await onItsOwnThread {
       let main = ManualScheduler()
       let count = Observable(0)

@@ -1,7 +1,7 @@
 import PropertyObservation
 import Testing
 
-private final class TextOwner {
+@MainActor private final class TextOwner {
   var text = ""
 }
 
@@ -10,7 +10,7 @@ private final class TextOwner {
 /// the Benchmarks package, not here.)
 @Suite("Registration at scale")
 struct RegistrationAtScaleTests {
-  @Test func tokensCancelledInRandomOrderEndExactlyTheirOwnRegistrations() {
+  @MainActor @Test func tokensCancelledInRandomOrderEndExactlyTheirOwnRegistrations() {
     let source = Observable(0)
     var called: Set<Int> = []
     var tokens: [Int: ObservationToken] = [:]
@@ -32,7 +32,7 @@ struct RegistrationAtScaleTests {
     #expect(source.observerCount == 0)
   }
 
-  @Test func ownersRemovedInRandomOrderEndExactlyTheirOwnRegistrations() {
+  @MainActor @Test func ownersRemovedInRandomOrderEndExactlyTheirOwnRegistrations() {
     let source = Observable(0)
     let owners = (0..<2_000).map { _ in TextOwner() }
     var called: Set<Int> = []
@@ -58,7 +58,8 @@ struct RegistrationAtScaleTests {
     #expect(source.observerCount == 0)
   }
 
-  @Test func removingAnOwnerFindsItsBindingsAndObserveWithRegistrationsBesideTheIndexedOnes() {
+  @MainActor @Test
+  func removingAnOwnerFindsItsBindingsAndObserveWithRegistrationsBesideTheIndexedOnes() {
     let source = Observable("a")
     let owners = (0..<500).map { _ in TextOwner() }
     var calls: [Int: Int] = [:]
@@ -75,7 +76,7 @@ struct RegistrationAtScaleTests {
     #expect(owners[450].text == "b")
   }
 
-  @Test func aNewOwnerAtADeadOwnersAddressReplacesNothingOfAnyoneElse() {
+  @MainActor @Test func aNewOwnerAtADeadOwnersAddressReplacesNothingOfAnyoneElse() {
     let source = Observable(0)
     var calls: [String] = []
     let survivor = TextOwner()
@@ -96,7 +97,7 @@ struct RegistrationAtScaleTests {
     }
   }
 
-  @Test func registrationsOfDeadOwnersAreDroppedWhenTheListGrowsEvenWithoutASet() {
+  @MainActor @Test func registrationsOfDeadOwnersAreDroppedWhenTheListGrowsEvenWithoutASet() {
     // A list that only sees registrations stays bounded by its live owners: a full buffer
     // drops the entries of dead owners (releasing their closures) before growing, and the
     // slots they leave are filled by later registrations, which are then called exactly once.
@@ -121,7 +122,7 @@ struct RegistrationAtScaleTests {
 }
 
 extension RegistrationAtScaleTests {
-  @Test func deadOwnersAmongLivingOnesAreDroppedAsTheListGrowsWithoutASet() {
+  @MainActor @Test func deadOwnersAmongLivingOnesAreDroppedAsTheListGrowsWithoutASet() {
     // Every other owner dies at once: a regular pattern that a fixed sample would miss.
     let source = Observable(0)
     let released = Counter()
@@ -139,7 +140,7 @@ extension RegistrationAtScaleTests {
   }
 }
 
-private final class Counter {
+@MainActor private final class Counter {
   var count = 0
 }
 
@@ -151,13 +152,13 @@ private final class Tracker {
     self.counter = counter
   }
 
-  deinit {
+  @MainActor deinit {
     counter.count += 1
   }
 }
 
 extension RegistrationAtScaleTests {
-  @Test func registrationsQueuedDuringARoundAreAllAppendedAndCalledInOrder() {
+  @MainActor @Test func registrationsQueuedDuringARoundAreAllAppendedAndCalledInOrder() {
     // A round queues the registrations made by its callbacks and appends them when it ends:
     // a thousand of them cross the list's prepared slots several times over (debug builds
     // check the list's counters after every round).

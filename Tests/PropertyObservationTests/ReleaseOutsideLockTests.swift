@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import PropertyObservation
@@ -10,8 +11,13 @@ private final class Payload: @unchecked Sendable {
   deinit { Lock.assertNotHeld("A user object was released") }
 }
 
-private final class Target {
-  var payload: Payload?
+/// Written by bindings and drives on whichever thread delivers: its property takes a lock.
+private final class Target: Sendable {
+  private let stored = LockedValue<Payload?>(nil)
+  var payload: Payload? {
+    get { stored.value }
+    set { stored.value = newValue }
+  }
 }
 
 /// Issue 18's rule, checked on every path that lets go of user objects: values replaced in the

@@ -1,7 +1,7 @@
 import PropertyObservation
 import Testing
 
-private final class Label {
+@MainActor private final class Label {
   var text = ""
 }
 
@@ -9,7 +9,7 @@ private final class Label {
 /// tutorial's meaning); `removeObserver(_:)` ends everything the owner has.
 @Suite("removeIfExists and removeObserver")
 struct RemoveIfExistsTests {
-  @Test func addObserverReplacesTheOwnersEarlierAddObserverRegistration() {
+  @MainActor @Test func addObserverReplacesTheOwnersEarlierAddObserverRegistration() {
     let source = Observable(0)
     let label = Label()
     var calls: [String] = []
@@ -20,7 +20,7 @@ struct RemoveIfExistsTests {
     #expect(source.observerCount == 1)
   }
 
-  @Test func replacingAmongManyOwnersReleasesTheOldClosureAtOnceAndMovesToTheEnd() {
+  @MainActor @Test func replacingAmongManyOwnersReleasesTheOldClosureAtOnceAndMovesToTheEnd() {
     let source = Observable(0)
     let labels = (0..<10).map { _ in Label() }
     var calls: [Int] = []
@@ -51,7 +51,7 @@ struct RemoveIfExistsTests {
     withExtendedLifetime(labels) {}
   }
 
-  @Test func addObserverWithoutRemoveIfExistsKeepsTheEarlierRegistration() {
+  @MainActor @Test func addObserverWithoutRemoveIfExistsKeepsTheEarlierRegistration() {
     let source = Observable(0)
     let label = Label()
     var calls: [String] = []
@@ -61,7 +61,7 @@ struct RemoveIfExistsTests {
     #expect(calls == ["first 1", "second 1"])
   }
 
-  @Test func addObserverLeavesTheOwnersKeyPathBinding() {
+  @MainActor @Test func addObserverLeavesTheOwnersKeyPathBinding() {
     let source = Observable("a")
     let label = Label()
     source.bind(to: label, \.text)
@@ -72,7 +72,7 @@ struct RemoveIfExistsTests {
     #expect(calls == ["b"])
   }
 
-  @Test func addObserverLeavesTheOwnersObserveWithRegistration() {
+  @MainActor @Test func addObserverLeavesTheOwnersObserveWithRegistration() {
     let source = Observable(0)
     let label = Label()
     var calls: [String] = []
@@ -82,7 +82,7 @@ struct RemoveIfExistsTests {
     #expect(calls == ["with 1", "added 1"])
   }
 
-  @Test func removeObserverEndsEveryRegistrationOfTheOwner() {
+  @MainActor @Test func removeObserverEndsEveryRegistrationOfTheOwner() {
     let source = Observable("a")
     let label = Label()
     var calls: [String] = []
@@ -96,7 +96,7 @@ struct RemoveIfExistsTests {
     #expect(source.observerCount == 0)
   }
 
-  @Test func removeObserverLeavesTokensAndOtherOwners() {
+  @MainActor @Test func removeObserverLeavesTokensAndOtherOwners() {
     let source = Observable(0)
     let label = Label()
     let other = Label()

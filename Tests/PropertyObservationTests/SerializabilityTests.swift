@@ -51,8 +51,8 @@ private func historyOption(_ option: ObservableOptions) -> HistoryOption {
 /// runs `reaction` on each call's option and value.
 private func record<Value>(
   _ observable: ReadOnlyObservable<Value>, node: Int, options: Set<HistoryOption>,
-  in history: PropagationHistory, encode: @escaping (Value) -> Int,
-  reaction: @escaping (HistoryOption, Int) -> Void = { _, _ in }
+  in history: PropagationHistory, encode: @escaping @Sendable (Value) -> Int,
+  reaction: @escaping @Sendable (HistoryOption, Int) -> Void = { _, _ in }
 ) -> ObservationToken {
   let observer = history.newObserver(node: node, options: options)
   return history.registering(observer) {
@@ -66,7 +66,8 @@ private func record<Value>(
 
 private func record(
   _ observable: ReadOnlyObservable<Int>, node: Int, options: Set<HistoryOption>,
-  in history: PropagationHistory, reaction: @escaping (HistoryOption, Int) -> Void = { _, _ in }
+  in history: PropagationHistory,
+  reaction: @escaping @Sendable (HistoryOption, Int) -> Void = { _, _ in }
 ) -> ObservationToken {
   record(observable, node: node, options: options, in: history, encode: { $0 }, reaction: reaction)
 }
@@ -720,12 +721,14 @@ extension SerializabilityTests {
       let plainSets = 200
       let flooding = DispatchSemaphore(value: 0)
       let done = RecordingLog<Bool>()
-      var nested = 0
+      let nested = LockedValue(0)
       let tokens = [
         x.observe { value, _ in log.append(value) },
         y.observe { value, _ in
-          nested += 1  // only B's thread delivers y
-          x.value = -nested
+          x.value = -nested.withLock { count in  // only B's thread delivers y
+            count += 1
+            return count
+          }
         },
       ]
       let flood = runInBackground {
@@ -950,7 +953,7 @@ private func runStressScript(
   var sequence = 0
   func callback(
     _ registration: Int, observable: Int, reaction: Int
-  ) -> (Int, ObservableOptions) -> Void {
+  ) -> @Sendable (Int, ObservableOptions) -> Void {
     { value, option in
       guard option == .new else { return }
       accounting.received(registration, value)

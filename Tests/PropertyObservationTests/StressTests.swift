@@ -463,7 +463,8 @@ private final class StressRun: @unchecked Sendable {
     return registration
   }
 
-  private func recorder(_ registration: Registration) -> (Int, ObservableOptions) -> Void {
+  private func recorder(_ registration: Registration) -> @Sendable (Int, ObservableOptions) -> Void
+  {
     { [clock] value, option in registration.record(value, option, clock: clock) }
   }
 

@@ -32,7 +32,8 @@ final class ValuesSubscription<Value> {
     // current value before any change reaches this registration, even if another thread is
     // setting the value right now. The closure may still run once after `finish()` on another
     // thread (a removal from another thread waits for the round boundary), hence `weak`.
-    let token = observable.observe(options: [.initial, .new]) { [weak self] value, _ in
+    let token = observable.observe(options: [.initial, .new], in: .delivering) {
+      [weak self] value, _ in
       self?.receive(value)
     }
     lock.withLock { self.token = token }

@@ -5,6 +5,7 @@
 /// Keep it only to end the binding before that:
 ///
 /// ```swift
+/// @MainActor
 /// final class ScoreView {
 ///   var scoreText = ""
 ///   private var liveScore: PropertyBinding?

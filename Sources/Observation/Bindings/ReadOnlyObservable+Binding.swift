@@ -6,6 +6,7 @@ extension ReadOnlyObservable {
   /// long as `target` lives.
   ///
   /// ```swift
+  /// @MainActor
   /// final class ProgressCell {
   ///   var progressText = ""
   ///
@@ -41,13 +42,14 @@ extension ReadOnlyObservable {
   /// > view on the main queue from changes made elsewhere, bind to a `Binder` instead.
   ///
   /// - Parameters:
-  ///   - target: The object to write to, held weakly.
+  ///   - target: The object to write to, held weakly; `Sendable`, since the property may be
+  ///     written on the delivering thread (a `@MainActor` view is).
   ///   - keyPath: The property to write.
   ///   - isolation: Where the property is written: by default the isolation of the calling
   ///     code, so a binding made on the main actor writes on the main actor. See the Threading article.
   /// - Returns: A handle that can end the binding early.
   @discardableResult
-  public func bind<Target: AnyObject>(
+  public func bind<Target: AnyObject & Sendable>(
     to target: Target,
     _ keyPath: ReferenceWritableKeyPath<Target, Value>,
     isolation: isolated (any Actor)? = #isolation
@@ -70,13 +72,14 @@ extension ReadOnlyObservable {
   /// ```
   ///
   /// - Parameters:
-  ///   - target: The object to write to, held weakly.
+  ///   - target: The object to write to, held weakly; `Sendable`, since the property may be
+  ///     written on the delivering thread (a `@MainActor` view is).
   ///   - keyPath: The optional property to write.
   ///   - isolation: Where the property is written: by default the isolation of the calling
   ///     code, so a binding made on the main actor writes on the main actor. See the Threading article.
   /// - Returns: A handle that can end the binding early.
   @discardableResult
-  public func bind<Target: AnyObject>(
+  public func bind<Target: AnyObject & Sendable>(
     to target: Target,
     _ keyPath: ReferenceWritableKeyPath<Target, Value?>,
     isolation: isolated (any Actor)? = #isolation
@@ -113,7 +116,9 @@ extension ReadOnlyObservable {
   public func bind(to other: Observable<Value>) -> PropertyBinding {
     require(other !== self, "An observable cannot be bound to itself.")
     // Another observable is thread-safe: write to it on the delivering thread.
-    return bind(to: other, \.value, isolation: nil)
+    return installBinding(other, \Observable<Value>.value, isolation: .delivering) {
+      other, value in other.value = value
+    }
   }
 
   /// Replaces the binding of (`target`, `keyPath`) with one from this observable that calls

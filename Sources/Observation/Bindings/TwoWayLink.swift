@@ -65,8 +65,10 @@ final class TwoWayLink<First, Second>: RegistrationRemoving {
     // its value there, so the old model never receives the new model's value.
     BindingRegistry.shared.install(self, target: second)?.unbind()
     // `second` first, so that the echo of the initial push is recognised.
-    second.observe(with: self) { link, value in link.sendBack(value) }
-    first.observe(with: self, options: [.initial, .new]) { link, value in
+    second.observe(with: self, options: [.new], in: .delivering) { link, value in
+      link.sendBack(value)
+    }
+    first.observe(with: self, options: [.initial, .new], in: .delivering) { link, value in
       link.sendForward(value)
     }
     if lock.withLock({ isEnded }) { removeRegistrations() }

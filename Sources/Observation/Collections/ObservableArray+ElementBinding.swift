@@ -38,12 +38,13 @@ extension ObservableArray where Element: Identifiable {
     isolation: isolated (any Actor)? = #isolation
   ) -> ObservationToken {
     let element = self.element(withID: id)
-    let forward = element.observe(options: [.initial, .new], isolation: isolation) {
+    let isolation = CallbackIsolation(isolation)
+    let forward = element.observe(options: [.initial, .new], in: isolation) {
       element, _ in
       guard let value = element?[keyPath: field], other.value != value else { return }
       other.value = value
     }
-    return other.observe(options: [.new], isolation: isolation) { [self] value, _ in
+    return other.observe(options: [.new], in: isolation) { [self] value, _ in
       withExtendedLifetime(forward) {}
       guard let current = element.value?[keyPath: field], current != value else { return }
       setField(field, ofElementWithID: id, to: value)

@@ -72,19 +72,26 @@ public final class ObservableSectionedArray<Section: Identifiable, Item: Identif
   ///   - options: `.initial` (a reset to the sections now, delivered inside this call) and
   ///     `.new` (every later change set); `[.new]` by default. Other options trap with "a
   ///     sectioned array's change sets are observed with .initial and .new only".
-  ///   - isolation: Where `closure` runs; see
+  ///   - isolation: Where `closure` runs when it reports no isolation of its own; see
   ///     ``ReadOnlyObservable/observe(options:isolation:_:)``.
-  ///   - closure: Receives each change set, in order.
+  ///   - closure: Receives each change set, in order, in its own isolation (`@Sendable`: from
+  ///     nonisolated code it runs on the delivering thread).
   /// - Returns: The token that owns the registration.
   public func observe(
     options: ObservableOptions = [.new],
     isolation: isolated (any Actor)? = #isolation,
-    _ closure: @escaping (SectionedChangeSet<Section, Item>) -> Void
+    @_inheritActorContext(always) _ closure:
+      @escaping @isolated(any) @Sendable (SectionedChangeSet<Section, Item>) -> Void
   ) -> ObservationToken {
     Self.check(options)
+    let call = CallbackIsolation.callable(
+      closure, as: ((SectionedChangeSet<Section, Item>) -> Void).self)
     let follower = SectionedChangeFollower<Section, Item>(options: options)
-    return changes.observe(options: [.initial, .new], isolation: isolation) { change, option in
-      if let change = follower.follow(change, option) { closure(change) }
+    return changes.observe(
+      options: [.initial, .new],
+      in: CallbackIsolation(of: closure.isolation, calledFrom: isolation)
+    ) { change, option in
+      if let change = follower.follow(change, option) { call(change) }
     }
   }
 
@@ -96,21 +103,25 @@ public final class ObservableSectionedArray<Section: Identifiable, Item: Identif
   ///   - removeIfExists: Whether the owner's earlier registrations on this list are removed
   ///     first; `true` by default.
   ///   - options: `.initial` and `.new`, as for ``observe(options:isolation:_:)``.
-  ///   - isolation: Where `closure` runs.
-  ///   - closure: Receives each change set, in order.
+  ///   - isolation: Where `closure` runs when it reports no isolation of its own.
+  ///   - closure: Receives each change set, in order, in its own isolation.
   public func addObserver(
     _ observer: AnyObject,
     removeIfExists: Bool = true,
     options: ObservableOptions = [.new],
     isolation: isolated (any Actor)? = #isolation,
-    closure: @escaping (SectionedChangeSet<Section, Item>) -> Void
+    @_inheritActorContext(always) closure:
+      @escaping @isolated(any) @Sendable (SectionedChangeSet<Section, Item>) -> Void
   ) {
     Self.check(options)
+    let call = CallbackIsolation.callable(
+      closure, as: ((SectionedChangeSet<Section, Item>) -> Void).self)
     let follower = SectionedChangeFollower<Section, Item>(options: options)
     changes.addObserver(
-      observer, removeIfExists: removeIfExists, options: [.initial, .new], isolation: isolation
+      observer, removeIfExists: removeIfExists, options: [.initial, .new],
+      in: CallbackIsolation(of: closure.isolation, calledFrom: isolation)
     ) { change, option in
-      if let change = follower.follow(change, option) { closure(change) }
+      if let change = follower.follow(change, option) { call(change) }
     }
   }
 

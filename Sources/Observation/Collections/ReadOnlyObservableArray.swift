@@ -104,22 +104,27 @@ public class ReadOnlyObservableArray<Element> {
   ///     and `.new` (every later change set); `[.new]` by default. Other options trap with
   ///     "an array's change sets are observed with .initial and .new only": observe
   ///     ``asObservable()`` for old and new arrays.
-  ///   - isolation: Where `closure` runs; see
+  ///   - isolation: Where `closure` runs when it reports no isolation of its own; see
   ///     ``ReadOnlyObservable/observe(options:isolation:_:)``.
-  ///   - closure: Receives each change set, in order.
+  ///   - closure: Receives each change set, in order, in its own isolation (`@Sendable`: from
+  ///     nonisolated code it runs on the delivering thread).
   /// - Returns: The token that owns the registration.
   public final func observe(
     options: ObservableOptions = [.new],
     isolation: isolated (any Actor)? = #isolation,
-    _ closure: @escaping (ArrayChangeSet<Element>) -> Void
+    @_inheritActorContext(always) _ closure:
+      @escaping @isolated(any) @Sendable (ArrayChangeSet<Element>) -> Void
   ) -> ObservationToken {
     Self.check(options)
+    let call = CallbackIsolation.callable(closure, as: ((ArrayChangeSet<Element>) -> Void).self)
     let chain = keptAliveByObservers
     let start = RegistrationStart(array: self)
-    return changes.observe(options: options, isolation: isolation) { change, option in
+    return changes.observe(
+      options: options, in: CallbackIsolation(of: closure.isolation, calledFrom: isolation)
+    ) { change, option in
       withExtendedLifetime(chain) {}
       guard let change = start.filter(change, option) else { return }
-      closure(change)
+      call(change)
     }
   }
 
@@ -133,24 +138,27 @@ public class ReadOnlyObservableArray<Element> {
   ///   - removeIfExists: Whether the owner's earlier `addObserver` registrations on this array
   ///     are removed first; `true` by default.
   ///   - options: `.initial` and `.new`, as for ``observe(options:isolation:_:)``.
-  ///   - isolation: Where `closure` runs.
-  ///   - closure: Receives each change set, in order.
+  ///   - isolation: Where `closure` runs when it reports no isolation of its own.
+  ///   - closure: Receives each change set, in order, in its own isolation.
   public final func addObserver(
     _ observer: AnyObject,
     removeIfExists: Bool = true,
     options: ObservableOptions = [.new],
     isolation: isolated (any Actor)? = #isolation,
-    closure: @escaping (ArrayChangeSet<Element>) -> Void
+    @_inheritActorContext(always) closure:
+      @escaping @isolated(any) @Sendable (ArrayChangeSet<Element>) -> Void
   ) {
     Self.check(options)
+    let call = CallbackIsolation.callable(closure, as: ((ArrayChangeSet<Element>) -> Void).self)
     let chain = keptAliveByObservers
     let start = RegistrationStart(array: self)
     changes.addObserver(
-      observer, removeIfExists: removeIfExists, options: options, isolation: isolation
+      observer, removeIfExists: removeIfExists, options: options,
+      in: CallbackIsolation(of: closure.isolation, calledFrom: isolation)
     ) { change, option in
       withExtendedLifetime(chain) {}
       guard let change = start.filter(change, option) else { return }
-      closure(change)
+      call(change)
     }
   }
 

@@ -13,18 +13,29 @@ extension ReadOnlyObservable {
   /// - Parameters:
   ///   - options: Which callbacks to deliver; `[.new]` by default. An empty set is accepted, and
   ///     such a registration is never called.
-  ///   - isolation: Where `closure` runs: by default the isolation of the calling code (the
-  ///     main actor in a `@MainActor` type, an actor in its methods, none in nonisolated code).
-  ///     See the Threading article.
-  ///   - closure: Receives the value and the single option being delivered, in `isolation`.
+  ///   - isolation: Where `closure` runs when it reports no isolation of its own (a reference to
+  ///     an actor's method): by default the calling code's. See the Threading article.
+  ///   - closure: Receives the value and the single option being delivered, in its own isolation: the one of the code that wrote it (the main actor
+  ///     in a `@MainActor` type, an actor in its methods). Written in nonisolated code, it runs
+  ///     on the delivering thread, hence `@Sendable`.
   /// - Returns: The token that owns the registration. Releasing it ends the registration, so
   ///   discarding the result ends it at once.
   public func observe(
     options: ObservableOptions = [.new],
     isolation: isolated (any Actor)? = #isolation,
-    _ closure: @escaping (Value, ObservableOptions) -> Void
+    @_inheritActorContext(always) _ closure:
+      @escaping @isolated(any) @Sendable (Value, ObservableOptions) -> Void
   ) -> ObservationToken {
-    let isolation = CallbackIsolation(isolation)
+    observe(
+      options: options, in: CallbackIsolation(of: closure.isolation, calledFrom: isolation),
+      CallbackIsolation.callable(closure, as: Callback.self))
+  }
+
+  /// ``observe(options:isolation:_:)`` for the library's own registrations: `closure` runs in
+  /// `isolation`, which the caller vouches for.
+  final func observe(
+    options: ObservableOptions, in isolation: CallbackIsolation, _ closure: @escaping Callback
+  ) -> ObservationToken {
     let token: ObservationToken
     let entry: NewEntry
     if case .mainActor = isolation, Entry.mainActorBit != 0 {
@@ -58,20 +69,35 @@ extension ReadOnlyObservable {
   /// ```
   ///
   /// - Parameters:
-  ///   - owner: The owner of the registration, held weakly and passed to `handler`.
+  ///   - owner: The owner of the registration, held weakly and passed to `handler`. It is
+  ///     `Sendable`, since `handler` may receive it on the delivering thread: a `@MainActor`
+  ///     view controller is.
   ///   - options: Which callbacks to deliver; `[.new]` by default. The handler is not told which
   ///     option it receives; combine `.old` with `.new` only through ``observeChanges(isolation:_:)``.
-  ///   - isolation: Where `handler` runs: by default the isolation of the calling code (the
-  ///     main actor in a `@MainActor` type, an actor in its methods, none in nonisolated code).
-  ///     See the Threading article.
-  ///   - handler: Receives the owner and the value, in `isolation`.
-  public func observe<Owner: AnyObject>(
+  ///   - isolation: Where `handler` runs when it reports no isolation of its own (a reference to
+  ///     an actor's method): by default the calling code's. See the Threading article.
+  ///   - handler: Receives the owner and the value, in its own isolation: the one of the code that wrote it (the main actor
+  ///     in a `@MainActor` type, an actor in its methods). Written in nonisolated code, it runs
+  ///     on the delivering thread, hence `@Sendable`.
+  public func observe<Owner: AnyObject & Sendable>(
     with owner: Owner,
     options: ObservableOptions = [.new],
     isolation: isolated (any Actor)? = #isolation,
+    @_inheritActorContext(always) _ handler:
+      @escaping @isolated(any) @Sendable (Owner, Value) -> Void
+  ) {
+    observe(
+      with: owner, options: options,
+      in: CallbackIsolation(of: handler.isolation, calledFrom: isolation),
+      CallbackIsolation.callable(handler, as: ((Owner, Value) -> Void).self))
+  }
+
+  /// ``observe(with:options:isolation:_:)`` for the library's own registrations: `handler` runs
+  /// in `isolation`, which the caller vouches for.
+  final func observe<Owner: AnyObject>(
+    with owner: Owner, options: ObservableOptions, in isolation: CallbackIsolation,
     _ handler: @escaping (Owner, Value) -> Void
   ) {
-    let isolation = CallbackIsolation(isolation)
     let callback: Callback
     if case .delivering = isolation {
       // The delivery loop holds a strong reference to the owner around every call (it loads
@@ -111,14 +137,16 @@ extension ReadOnlyObservable {
   /// ```
   ///
   /// - Parameters:
-  ///   - isolation: Where `handler` runs: by default the isolation of the calling code (the
-  ///     main actor in a `@MainActor` type, an actor in its methods, none in nonisolated code).
-  ///     See the Threading article.
-  ///   - handler: Receives each change, in `isolation`.
+  ///   - isolation: Where `handler` runs when it reports no isolation of its own (a reference to
+  ///     an actor's method): by default the calling code's. See the Threading article.
+  ///   - handler: Receives each change, in its own isolation: the one of the code that wrote it (the main actor
+  ///     in a `@MainActor` type, an actor in its methods). Written in nonisolated code, it runs
+  ///     on the delivering thread, hence `@Sendable`.
   /// - Returns: The token that owns the registration.
   public func observeChanges(
     isolation: isolated (any Actor)? = #isolation,
-    _ handler: @escaping (ObservedChange<Value>) -> Void
+    @_inheritActorContext(always) _ handler:
+      @escaping @isolated(any) @Sendable (ObservedChange<Value>) -> Void
   ) -> ObservationToken {
     observeChanges(includingInitial: false, isolation: isolation, handler)
   }
@@ -145,27 +173,32 @@ extension ReadOnlyObservable {
   /// - Parameters:
   ///   - includingInitial: Whether to call `handler` with the current value before this call
   ///     returns. With `false`, this is ``observeChanges(isolation:_:)``.
-  ///   - isolation: Where `handler` runs: by default the isolation of the calling code (the
-  ///     main actor in a `@MainActor` type, an actor in its methods, none in nonisolated code).
-  ///     See the Threading article.
-  ///   - handler: Receives the current value (if asked for), then each change, in `isolation`.
+  ///   - isolation: Where `handler` runs when it reports no isolation of its own (a reference to
+  ///     an actor's method): by default the calling code's. See the Threading article.
+  ///   - handler: Receives the current value (if asked for), then each change, in its own isolation: the one of the code that wrote it (the main actor
+  ///     in a `@MainActor` type, an actor in its methods). Written in nonisolated code, it runs
+  ///     on the delivering thread, hence `@Sendable`.
   /// - Returns: The token that owns the registration.
   public func observeChanges(
     includingInitial: Bool,
     isolation: isolated (any Actor)? = #isolation,
-    _ handler: @escaping (ObservedChange<Value>) -> Void
+    @_inheritActorContext(always) _ handler:
+      @escaping @isolated(any) @Sendable (ObservedChange<Value>) -> Void
   ) -> ObservationToken {
+    let call = CallbackIsolation.callable(handler, as: ((ObservedChange<Value>) -> Void).self)
     // Rounds never overlap, so the `.old` half of a round always directly precedes its `.new`
     // half for this registration; the box carries it across.
     let previous = PreviousValue<Value>()
     let options: ObservableOptions = includingInitial ? [.initial, .old, .new] : [.old, .new]
-    return observe(options: options, isolation: isolation) { value, option in
+    return observe(
+      options: options, in: CallbackIsolation(of: handler.isolation, calledFrom: isolation)
+    ) { value, option in
       if option == .old {
         previous.value = value
       } else if option == .initial {
-        handler(ObservedChange(oldValue: value, newValue: value))
+        call(ObservedChange(oldValue: value, newValue: value))
       } else if let oldValue = previous.value {
-        handler(ObservedChange(oldValue: oldValue, newValue: value))
+        call(ObservedChange(oldValue: oldValue, newValue: value))
       }
     }
   }

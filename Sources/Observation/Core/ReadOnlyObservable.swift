@@ -132,22 +132,36 @@ public class ReadOnlyObservable<Value> {
   ///     the earlier ones.
   ///   - options: Which callbacks to deliver; `[.new]` by default. An empty set is accepted, and
   ///     such a registration is never called.
-  ///   - isolation: Where `closure` runs: by default the isolation of the calling code (the
-  ///     main actor in a `@MainActor` type, an actor in its methods, none in nonisolated code).
-  ///     See the Threading article.
-  ///   - closure: Receives the value and the single option being delivered, in `isolation`.
+  ///   - isolation: Where `closure` runs when it reports no isolation of its own (a reference to
+  ///     an actor's method): by default the calling code's. See the Threading article.
+  ///   - closure: Receives the value and the single option being delivered, in its own isolation: the one of the code that wrote it (the main actor
+  ///     in a `@MainActor` type, an actor in its methods). Written in nonisolated code, it runs
+  ///     on the delivering thread, hence `@Sendable`.
   public final func addObserver(
     _ observer: AnyObject,
     removeIfExists: Bool = true,
     options: ObservableOptions = [.new],
     isolation: isolated (any Actor)? = #isolation,
-    closure: @escaping (Value, ObservableOptions) -> Void
+    @_inheritActorContext(always) closure:
+      @escaping @isolated(any) @Sendable (Value, ObservableOptions) -> Void
+  ) {
+    addObserver(
+      observer, removeIfExists: removeIfExists, options: options,
+      in: CallbackIsolation(of: closure.isolation, calledFrom: isolation),
+      closure: CallbackIsolation.callable(closure, as: Callback.self))
+  }
+
+  /// ``addObserver(_:removeIfExists:options:isolation:closure:)`` for the library's own
+  /// registrations: `closure` runs in `isolation`, which the caller vouches for.
+  final func addObserver(
+    _ observer: AnyObject, removeIfExists: Bool, options: ObservableOptions,
+    in isolation: CallbackIsolation, closure: @escaping Callback
   ) {
     register(
       NewEntry(
         owner: observer,
         options: options,
-        callback: CallbackIsolation(isolation).confine(
+        callback: isolation.confine(
           keepingAlive(closure), owner: observer, key: .replaceable(ownedBy: observer), on: self)
       ),
       replacing: removeIfExists,
@@ -187,10 +201,11 @@ public class ReadOnlyObservable<Value> {
 }
 
 // Every stored property is guarded by `lock` (see the note on the properties above). The
-// registered closures are called one at a time, never concurrently, and in the isolation they
-// were registered from: a main-actor or actor closure only on its executor (`CallbackIsolation`).
-// One case Swift cannot check: a non-`@Sendable` closure registered from nonisolated code runs
-// on the delivering thread, which may be another thread (see the Threading article).
+// registered closures are called one at a time, never concurrently, and in their own isolation:
+// a main-actor or actor closure only on its executor, a nonisolated one on the delivering thread,
+// which it may be since the public registrations only take `@Sendable` closures
+// (`CallbackIsolation`). The library's own closures are made here and hold only `Sendable`
+// values or state guarded by a lock or by the one-call-at-a-time rule.
 extension ReadOnlyObservable: @unchecked Sendable where Value: Sendable {}
 
 extension ReadOnlyObservable: CustomStringConvertible {

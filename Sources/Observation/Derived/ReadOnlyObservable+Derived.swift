@@ -164,7 +164,7 @@ extension ReadOnlyObservable {
     _ event: @escaping (Value) -> Event
   ) -> ObservationToken {
     let source = ObjectIdentifier(self)
-    return observe(options: [.initial, .new]) { value, _ in
+    return observe(options: [.initial, .new], in: .delivering) { value, _ in
       pipeline.receive(event(value), from: source)
     }
   }

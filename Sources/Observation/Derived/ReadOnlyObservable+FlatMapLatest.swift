@@ -76,7 +76,7 @@ extension ReadOnlyObservable {
           // which holds the registration's token: the switch or the end of the selection
           // breaks that cycle.
           let source = ObjectIdentifier(inner)
-          let token = inner.observe(options: [.initial, .new]) { value, option in
+          let token = inner.observe(options: [.initial, .new], in: .delivering) { value, option in
             if option == .initial {
               latest.value = value
             } else {

@@ -31,10 +31,10 @@ public struct Binder<Value> {
   ///     unless a test overrides it).
   ///   - binding: Applies a value to the target, on the main queue. It is not called once the
   ///     target has been deallocated.
-  public init<Target: AnyObject>(
+  public init<Target: AnyObject & Sendable>(
     _ target: Target,
     scheduler: MainScheduler = .current,
-    binding: @escaping @MainActor (Target, Value) -> Void
+    binding: @escaping @MainActor @Sendable (Target, Value) -> Void
   ) {
     weakTarget = target
     lane = MainQueueLane(scheduler: scheduler) { [weak target] value in

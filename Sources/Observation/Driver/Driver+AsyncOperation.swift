@@ -37,7 +37,9 @@ extension Driver where Value: Sendable {
     let result = Observable(initialValue)
     let start = StartOnce()
     self.init(policy: policy, scheduler: scheduler) { receive in
-      let token = result.observe(options: [.initial, .new]) { value, _ in receive(value) }
+      let token = result.observe(options: [.initial, .new], in: .delivering) { value, _ in
+        receive(value)
+      }
       if start.claim() {
         Task {
           do {

@@ -142,7 +142,7 @@ public final class Driver<Value> {
   ///
   /// - Parameter onNext: Receives each value, on the main queue.
   /// - Returns: The token that owns the subscription; it also keeps the driver alive.
-  public func drive(_ onNext: @escaping @MainActor (Value) -> Void) -> ObservationToken {
+  public func drive(_ onNext: @escaping @MainActor @Sendable (Value) -> Void) -> ObservationToken {
     let token = ObservationToken(source: self)
     let scheduler = lane.scheduler
     subscribe(
@@ -165,7 +165,7 @@ public final class Driver<Value> {
   /// - Parameters:
   ///   - target: The object to update, held weakly.
   ///   - keyPath: The property to set.
-  public func drive<Target: AnyObject>(
+  public func drive<Target: AnyObject & Sendable>(
     _ target: Target,
     _ keyPath: ReferenceWritableKeyPath<Target, Value>
   ) {
@@ -183,7 +183,7 @@ public final class Driver<Value> {
   /// - Parameters:
   ///   - target: The object to update, held weakly.
   ///   - keyPath: The optional property to set.
-  public func drive<Target: AnyObject>(
+  public func drive<Target: AnyObject & Sendable>(
     _ target: Target,
     _ keyPath: ReferenceWritableKeyPath<Target, Value?>
   ) {
@@ -208,9 +208,9 @@ public final class Driver<Value> {
   /// - Parameters:
   ///   - owner: The owner of the drive, held weakly.
   ///   - handler: Receives the owner and each value, on the main queue.
-  public func drive<Owner: AnyObject>(
+  public func drive<Owner: AnyObject & Sendable>(
     with owner: Owner,
-    _ handler: @escaping @MainActor (Owner, Value) -> Void
+    _ handler: @escaping @MainActor @Sendable (Owner, Value) -> Void
   ) {
     let scheduler = lane.scheduler
     subscribe(

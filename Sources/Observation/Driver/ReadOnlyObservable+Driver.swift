@@ -20,7 +20,7 @@ extension ReadOnlyObservable {
     scheduler: MainScheduler = .current
   ) -> Driver<Value> {
     Driver(policy: policy, scheduler: scheduler) { [self] receive in
-      observe(options: [.initial, .new]) { value, _ in receive(value) }
+      observe(options: [.initial, .new], in: .delivering) { value, _ in receive(value) }
     }
   }
 
@@ -44,7 +44,7 @@ extension ReadOnlyObservable {
     policy: DeliveryPolicy = .everyValue,
     scheduler: MainScheduler = .current
   ) -> Driver<Success> where Value == Result<Success, Failure> {
-    asDriver(policy: policy, scheduler: scheduler) { _ in fallback }
+    asDriver(policy: policy, scheduler: scheduler, recovering: { _ in fallback })
   }
 
   /// Returns a ``Driver`` of the successes of a fallible source, turning each failure into a value
@@ -60,15 +60,24 @@ extension ReadOnlyObservable {
   /// - Parameters:
   ///   - policy: Every value in order (the default), or the latest per main-queue turn.
   ///   - scheduler: The main queue, or a test stand-in.
-  ///   - recover: Turns a failure into the value to deliver.
+  ///   - recover: Turns a failure into the value to deliver, on the thread that set it (hence
+  ///     `@Sendable`).
   /// - Returns: A new driver of successes.
   public func asDriver<Success, Failure: Error>(
     policy: DeliveryPolicy = .everyValue,
     scheduler: MainScheduler = .current,
-    onErrorRecover recover: @escaping (Failure) -> Success
+    onErrorRecover recover: @escaping @Sendable (Failure) -> Success
+  ) -> Driver<Success> where Value == Result<Success, Failure> {
+    asDriver(policy: policy, scheduler: scheduler, recovering: recover)
+  }
+
+  /// ``asDriver(policy:scheduler:onErrorRecover:)`` with a closure the library made.
+  private func asDriver<Success, Failure: Error>(
+    policy: DeliveryPolicy, scheduler: MainScheduler,
+    recovering recover: @escaping (Failure) -> Success
   ) -> Driver<Success> where Value == Result<Success, Failure> {
     Driver(policy: policy, scheduler: scheduler) { [self] receive in
-      observe(options: [.initial, .new]) { result, _ in
+      observe(options: [.initial, .new], in: .delivering) { result, _ in
         switch result {
         case .success(let value): receive(value)
         case .failure(let error): receive(recover(error))

@@ -1,5 +1,6 @@
 /// A callback-based source that is not an observable, standing in for a binding's target or a
 /// Driver: it reports each value through a plain closure.
+@MainActor
 final class CallbackSource<Value> {
   var onValue: ((Value) -> Void)?
 

@@ -12,7 +12,7 @@ struct Item: Identifiable, Equatable, CustomStringConvertible {
 
 /// Checks every change set an array delivers: a replica built only from the change sets, the
 /// `CollectionDifference` conversion, and every batch-update stage against the validator.
-final class Checker<Element: Equatable>: @unchecked Sendable {
+final class Checker<Element: Equatable & Sendable>: @unchecked Sendable {
   // Only the observer's callback writes these, on the test's thread.
   var replica: [Element] = []
   var problems: [String] = []

@@ -70,7 +70,7 @@ struct ObservableArrayStorageTests {
 
   /// An observer that keeps only some change sets: the kept ones must show the elements of
   /// their own change while the array is edited around them, in place or not.
-  @Test func keptChangeSetsNeverChangeWhileLaterEditsRunInPlace() {
+  @MainActor @Test func keptChangeSetsNeverChangeWhileLaterEditsRunInPlace() {
     let array = ObservableArray(Array(0..<8))
     var model = Array(0..<8)
     var kept: [(changes: ArrayChangeSet<Int>, elements: [Int])] = []
@@ -165,7 +165,7 @@ struct ObservableArrayStorageTests {
 
   /// Registered while the array's change sets are being delivered: it starts from the elements
   /// of the change set being delivered, and receives the change made inside that callback.
-  @Test func aRegistrationInsideACallbackStartsWhereTheNextChangeSetApplies() {
+  @MainActor @Test func aRegistrationInsideACallbackStartsWhereTheNextChangeSetApplies() {
     let array = ObservableArray([1, 2])
     var inner: ChangeLog<Int>?
     let outer = array.observe { changes in

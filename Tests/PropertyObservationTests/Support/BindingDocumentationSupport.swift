@@ -10,7 +10,7 @@ final class DocumentationUser {
 }
 
 /// A label stand-in with an optional text, as UIKit's has; logs every set.
-final class DocumentationTextLabel {
+@MainActor final class DocumentationTextLabel {
   private(set) var log: [String] = []
   var text: String? {
     didSet { log.append(text ?? "nil") }
@@ -21,7 +21,7 @@ final class DocumentationTextLabel {
 final class DocumentationUserCell {
   let titleLabel = DocumentationTextLabel()
 
-  func show(_ user: DocumentationUser) {
+  @MainActor func show(_ user: DocumentationUser) {
     user.$name.bind(to: titleLabel, \.text)
   }
 }

@@ -2,7 +2,7 @@ import PropertyObservation
 import TestSupport
 
 /// A stand-in for a label: a plain class with a settable text that logs every set.
-final class FakeLabel {
+@MainActor final class FakeLabel {
   let log = RecordingLog<String>()
   var text: String? {
     didSet { log.append(text ?? "nil") }
@@ -10,7 +10,7 @@ final class FakeLabel {
 }
 
 /// A stand-in for a reused table cell with two bindable properties.
-final class FakeCell {
+@MainActor final class FakeCell {
   let log = RecordingLog<String>()
   var title = "" {
     didSet { log.append("title=\(title)") }

@@ -12,7 +12,7 @@ final class DocumentationGame {
 final class DocumentationScoreBoard {
   private let bag = ObservationBag()
 
-  init(game: DocumentationGame, output: @escaping (String) -> Void) {
+  @MainActor init(game: DocumentationGame, output: @escaping (String) -> Void) {
     game.score.observe(options: [.initial, .new]) { score, _ in
       output("score: \(score)")
     }.store(in: bag)
@@ -29,6 +29,6 @@ final class DocumentationLabel {
 }
 
 /// The view controller of the `observe(with:)` example.
-final class DocumentationTitleController {
+@MainActor final class DocumentationTitleController {
   let titleLabel = DocumentationLabel()
 }

@@ -13,7 +13,7 @@ enum TestMainQueue {
 }
 
 /// Stands in for a view: a label whose text a driver or binder sets.
-final class DriverTestLabel {
+@MainActor final class DriverTestLabel {
   var text: String?
   var count = 0
 }

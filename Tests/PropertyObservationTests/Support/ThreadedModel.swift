@@ -289,7 +289,7 @@ final class ThreadedModel: Sendable {
   private func makeCallback(
     _ registration: Int, reaction: ModelReaction, slowInitial: Bool, box: TokenBox?,
     owner: ModelOwner?
-  ) -> (Int, ObservableOptions) -> Void {
+  ) -> @Sendable (Int, ObservableOptions) -> Void {
     let log = self.log
     return { [weak self, weak owner] value, option in
       log.append(

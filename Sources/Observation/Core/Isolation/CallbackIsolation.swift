@@ -1,16 +1,19 @@
-/// Where a registered callback runs: the isolation of the code that registered it.
+/// Where a registered callback runs: the isolation of the closure that was registered.
 ///
-/// Captured at registration through an `isolation: isolated (any Actor)? = #isolation`
-/// parameter, so that a closure written in a `@MainActor` view controller is only ever called on
-/// the main actor, a closure written in an actor only on that actor, and a nonisolated closure on
-/// the delivering thread, as before. See the Threading article for the rules.
+/// Every public registration takes its closure as
+/// `@_inheritActorContext(always) @isolated(any) @Sendable`: a closure written in a `@MainActor`
+/// view controller is isolated to the main actor and may touch its state, one written in an
+/// actor is isolated to that actor, and one written in nonisolated code must be `@Sendable`, so
+/// the compiler refuses it if it captures non-`Sendable` state or mutates a captured `var`. The
+/// closure's `isolation` says where it must run (see ``init(of:calledFrom:)``); the library only
+/// ever calls it there. See the Threading article for the rules.
 enum CallbackIsolation {
-  /// Registered from nonisolated code: called on the thread that delivers the round.
+  /// A nonisolated closure: called on the thread that delivers the round.
   case delivering
-  /// Registered from the main actor: called synchronously when the round runs on the main
-  /// queue, otherwise through a lane that hops to the main queue in order.
+  /// Isolated to the main actor: called synchronously when the round runs on the main queue,
+  /// otherwise through a lane that hops to the main queue in order.
   case mainActor
-  /// Registered from another actor: called on that actor, in order, after the round.
+  /// Isolated to another actor: called on that actor, in order, after the round.
   case actor(any Actor)
 
   @inline(__always)
@@ -24,6 +27,32 @@ enum CallbackIsolation {
     } else {
       self = .actor(isolation)
     }
+  }
+
+  /// The isolation `closure` must run in: its own, or, when it reports none, the registering
+  /// code's (`#isolation` of the call). A reference to an actor's method reports no isolation
+  /// (a compiler bug), although it may only run on that actor; the caller's isolation is then the
+  /// actor's. A nonisolated closure registered from isolated code runs there too: never wrong,
+  /// since a nonisolated closure may run anywhere.
+  @inline(__always)
+  init(of isolation: (any Actor)?, calledFrom caller: (any Actor)?) {
+    self.init(isolation ?? caller)
+  }
+
+  /// `closure`, an `@isolated(any)` function, as the synchronous function type the delivery loop
+  /// calls: the library's one unsafe conversion.
+  ///
+  /// Swift has no safe way to call an `@isolated(any)` function synchronously, even on its own
+  /// executor. The two function types have the same representation (a function pointer and a
+  /// context, 16 bytes; `IsolatedClosureRepresentationTests` pins it in debug, release and
+  /// ThreadSanitizer builds, so a toolchain that changes it fails CI), and the library calls the
+  /// result only in the closure's isolation (``confine(_:owner:key:on:)``), which is what makes
+  /// the call sound.
+  @inline(__always)
+  static func callable<Isolated, Synchronous>(
+    _ closure: Isolated, as _: Synchronous.Type
+  ) -> Synchronous {
+    unsafeBitCast(closure, to: Synchronous.self)
   }
 
   /// A callback that runs `callback` in this isolation, to be stored in `observable`'s list and

@@ -10,6 +10,7 @@ final class User {
 }
 
 /// Stands in for a label: prints its text whenever it is set.
+@MainActor
 final class Label {
   let name: String
   var text: String? {

@@ -11,6 +11,7 @@ final class User {
 }
 
 /// Stands in for a label: prints its text whenever it is set.
+@MainActor
 final class Label {
   let name: String
   var text: String? {

@@ -23,6 +23,7 @@ final class Download: Sendable {
 }
 
 /// Stands in for a label: prints its text whenever it is set.
+@MainActor
 final class Label {
   var text: String? {
     didSet { print("[label] \(text ?? "")") }

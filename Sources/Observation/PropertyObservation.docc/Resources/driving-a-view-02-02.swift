@@ -23,6 +23,7 @@ final class Download: Sendable {
 }
 
 /// Stands in for a label: prints its text whenever it is set.
+@MainActor
 final class Label {
   var text: String? {
     didSet { print("[label] \(text ?? "")") }
@@ -30,6 +31,7 @@ final class Label {
 }
 
 /// Stands in for a progress bar: prints a bar whenever its fraction is set.
+@MainActor
 final class ProgressBar {
   var fraction = 0.0 {
     didSet {

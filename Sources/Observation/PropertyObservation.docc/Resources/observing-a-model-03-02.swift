@@ -10,6 +10,7 @@ final class User {
 }
 
 /// Shows the user's name; in an app, a label or a view controller.
+@MainActor
 final class NameLabel {}
 
 let user = User(name: "Madeline")
