@@ -1,45 +1,45 @@
 // The world the documentation's fragments take for granted: the models, views and helpers a page
-// mentions without declaring them. Included by the contexts; not a context itself. Views are plain
-// classes, like the tutorial's `Label`; models hold `let` observables unless a page uses
+// mentions without declaring them. Included by the contexts; not a context itself. Views are
+// `@MainActor` classes, as UIKit's are and as the tutorial's `Label` is; models hold `let` observables unless a page uses
 // `@Observed`. Add a member here when a new snippet uses one, in the shape the page implies.
 
 // MARK: - Views
 
-final class Label {
+@MainActor final class Label {
   var text: String?
   var isHidden = false
   var isEnabled = true
   var onTextChange: (@Sendable (String) -> Void)?
 }
 
-final class ProgressView {
+@MainActor final class ProgressView {
   var fraction = 0.0
   var progress = 0.0
 }
 
-final class Button {
+@MainActor final class Button {
   var isEnabled = true
 }
 
-final class Spinner {
+@MainActor final class Spinner {
   var isAnimating = false
   var isHidden = false
 }
 
-final class TextField {
+@MainActor final class TextField {
   let text = Observable("")
 }
 
-final class SearchField {
+@MainActor final class SearchField {
   let text = Observable("")
 }
 
-final class Slider {
+@MainActor final class Slider {
   let value = Observable(0.5)
   @MainActor func animate(to position: Double) async {}
 }
 
-final class TitleView {
+@MainActor final class TitleView {
   var onTextChange: (@Sendable (String) -> Void)?
 }
 

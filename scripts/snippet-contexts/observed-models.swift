@@ -10,11 +10,11 @@ final class Form {
   @Observed var acceptsTerms = false
 }
 
-final class TextField {
+@MainActor final class TextField {
   let text = Observable("")
 }
 
-final class Button {
+@MainActor final class Button {
   var isEnabled = false
 }
 

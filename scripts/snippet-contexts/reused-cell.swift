@@ -9,7 +9,7 @@ final class User {
   }
 }
 
-final class Label {
+@MainActor final class Label {
   var text: String?
 }
 
