@@ -115,7 +115,11 @@ extension ReadOnlyObservable {
   final func sendUpdate(_ body: (inout Value) throws -> Void) rethrows {
     let context = ObservationContext.current
     let graph = propagationGraph
-    let isHolding = context.takeTurn(of: graph) == .holding
+    // A transaction that could not take a turn makes its sets when it ends: waiting now could
+    // close the cycle it broke.
+    let isHolding =
+      !(context.isInTransaction && context.isTransactionQueued)
+      && context.takeTurn(of: graph) == .holding
     defer { if isHolding { context.giveBackTurnsIfOutside() } }
     while true {
       lock.lock()
