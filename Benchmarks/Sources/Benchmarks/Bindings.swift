@@ -3,7 +3,10 @@ import PropertyObservation
 
 /// The object a binding writes to: a stand-in for a label, whose property does the same small
 /// work in every column when it is set.
-final class BindingTarget {
+///
+/// `@unchecked Sendable`: bindings write it on the delivering thread, one call at a time, and the
+/// run reads `total` after its sets returned.
+final class BindingTarget: @unchecked Sendable {
   var total = 0
   var value = 0 {
     didSet { total &+= value }
@@ -21,7 +24,8 @@ func derivedChainContenders() -> [Contender] {
   do {
     let target = BindingTarget()
     let source = Observable(0)
-    final class Last { var value = 0 }
+    // One writer at a time (the library's calls), as `Accumulator`.
+    final class Last: @unchecked Sendable { var value = 0 }
     let last = Last()
     source.observe(with: target, options: [.initial, .new]) { target, value in
       let half = value / 2
@@ -54,7 +58,8 @@ func derivedChainContenders() -> [Contender] {
 /// A target whose property has no observers: writing it through a key path is a stored-property
 /// write, which allocates nothing (a property with `didSet`, like `BindingTarget`'s, makes the
 /// standard library allocate a write-back buffer per key-path write).
-final class StoredPropertyTarget {
+/// `@unchecked Sendable` for the reason `BindingTarget` is.
+final class StoredPropertyTarget: @unchecked Sendable {
   var value = 0
 }
 
@@ -67,9 +72,9 @@ func storedPropertyChainContenders() -> [Contender] {
 /// The chain's key-path columns for one kind of target: the hand-written closure writing through
 /// `keyPath`, and the library's `map → removeDuplicates → bind(to:)`. Each column gets its own
 /// target (`target` is an autoclosure).
-private func keyPathChainContenders<Target: AnyObject>(
+private func keyPathChainContenders<Target: AnyObject & Sendable>(
   target makeTarget: @autoclosure () -> Target,
-  _ keyPath: ReferenceWritableKeyPath<Target, Int>,
+  _ keyPath: ReferenceWritableKeyPath<Target, Int> & Sendable,
   checksum: @escaping (Target) -> Int
 ) -> [Contender] {
   var contenders: [Contender] = []
@@ -128,7 +133,7 @@ func keyPathBindingContenders() -> [Contender] {
   do {
     let target = BindingTarget()
     let source = Observable(0)
-    let keyPath: ReferenceWritableKeyPath<BindingTarget, Int> = \.value
+    let keyPath: ReferenceWritableKeyPath<BindingTarget, Int> & Sendable = \.value
     source.observe(with: target, options: [.initial, .new]) { target, value in
       target[keyPath: keyPath] = value
     }
@@ -162,7 +167,8 @@ func keyPathBindingContenders() -> [Contender] {
 }
 
 /// The last value the hand-written chain wrote (its `removeDuplicates`).
-private final class LastHalf {
+/// One writer at a time (the library's calls), as `Accumulator`.
+private final class LastHalf: @unchecked Sendable {
   var value = 0
 }
 

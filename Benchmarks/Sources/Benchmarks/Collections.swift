@@ -31,15 +31,15 @@ private func appendCost(
     let source = ObservableArray(0..<count)
     source.reserveCapacity(count + appendsPerRun)
     let watched = observed(source)
-    var delivered = 0
-    let token = watched.observe { changes in delivered &+= changes.insertions.count }
+    let delivered = Box(0)
+    let token = watched.observe { changes in delivered.value &+= changes.insertions.count }
     let before = mc_allocations()
     let start = now()
     for value in 0..<appendsPerRun { source.append(value * 2) }
     times.append(Double(now() - start) / Double(appendsPerRun))
     allocations.append(Double(mc_allocations() - before) / Double(appendsPerRun))
     token.cancel()
-    consume(delivered + watched.count)
+    consume(delivered.value + watched.count)
   }
   return (median(times), median(allocations))
 }
@@ -52,8 +52,8 @@ private func growthCost(count: Int, repetitions: Int) -> (array: Double, plain: 
   var plainTimes: [Double] = []
   for _ in 0..<repetitions {
     let array = ObservableArray(0..<count)
-    var delivered = 0
-    let token = array.observe { changes in delivered &+= changes.insertions.count }
+    let delivered = Box(0)
+    let token = array.observe { changes in delivered.value &+= changes.insertions.count }
     let start = now()
     for value in 0..<count { array.append(value) }
     times.append(Double(now() - start) / Double(count))
@@ -62,7 +62,7 @@ private func growthCost(count: Int, repetitions: Int) -> (array: Double, plain: 
     let plainStart = now()
     for value in 0..<count { plain.append(value) }
     plainTimes.append(Double(now() - plainStart) / Double(count))
-    consume(delivered + plain.count)
+    consume(delivered.value + plain.count)
   }
   return (median(times), median(plainTimes))
 }
@@ -75,15 +75,15 @@ private func changeSetSendCost(sets: Int, repetitions: Int) -> (ns: Double, allo
   let changes = ArrayChangeSet.inserting(ArraySnapshot([1, 2, 3]))
   for _ in 0..<repetitions {
     let observable = Observable(changes)
-    var delivered = 0
-    let token = observable.observe { changes, _ in delivered &+= changes.insertions.count }
+    let delivered = Box(0)
+    let token = observable.observe { changes, _ in delivered.value &+= changes.insertions.count }
     let before = mc_allocations()
     let start = now()
     for _ in 0..<sets { observable.value = changes }
     times.append(Double(now() - start) / Double(sets))
     allocations.append(Double(mc_allocations() - before) / Double(sets))
     token.cancel()
-    consume(delivered)
+    consume(delivered.value)
   }
   return (median(times), median(allocations))
 }
@@ -112,8 +112,8 @@ private func replaceCost(
   old: [Item], new: [Item], repetitions: Int
 ) -> (replace: Double, floor: Double, allocations: Double, moves: Int) {
   let array = ObservableArray(old)
-  var moves = 0
-  let token = array.observe { changes in moves = changes.moves.count }
+  let moves = Box(0)
+  let token = array.observe { changes in moves.value = changes.moves.count }
   var replaceTimes: [Double] = []
   var floorTimes: [Double] = []
   var allocations: [Double] = []
@@ -136,7 +136,7 @@ private func replaceCost(
     consume(found)
   }
   token.cancel()
-  return (median(replaceTimes), median(floorTimes), median(allocations), moves)
+  return (median(replaceTimes), median(floorTimes), median(allocations), moves.value)
 }
 
 /// The collections table: one row per workload and size.

@@ -59,17 +59,17 @@ private func editCost(_ edit: Edit, count: Int, keepsSnapshot: Bool, repetitions
   for _ in 0..<repetitions {
     let array = ObservableArray(0..<edit.initialCount(count))
     array.reserveCapacity(edit.initialCount(count) + edits)
-    var delivered = 0
-    var kept: ArraySnapshot<Int>?
+    let delivered = Box(0)
+    let kept = Box<ArraySnapshot<Int>?>(nil)
     let token = array.observe { changes in
-      delivered &+= changes.changeCount
-      if keepsSnapshot { kept = changes.elements }
+      delivered.value &+= changes.changeCount
+      if keepsSnapshot { kept.value = changes.elements }
     }
     let start = now()
     for step in 0..<edits { edit.apply(to: array, count: count, step: step) }
     times.append(Double(now() - start) / Double(edits))
     token.cancel()
-    consume(delivered + (kept?.count ?? 0))
+    consume(delivered.value + (kept.value?.count ?? 0))
   }
   return median(times)
 }

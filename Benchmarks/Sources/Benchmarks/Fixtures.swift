@@ -1,7 +1,21 @@
 /// The work every observer does, identical in every column: add the delivered value to its own
 /// running total, which the run prints at the end so that the optimizer cannot drop it.
-final class Accumulator {
+///
+/// `@unchecked Sendable`: the registrations take `@Sendable` closures, and each accumulator is
+/// written by one observer, whose calls the library makes one at a time; the run reads the total
+/// only after the workload's sets have returned.
+final class Accumulator: @unchecked Sendable {
   var total = 0
+}
+
+/// A value a workload's callbacks write and the workload reads after its sets returned.
+/// `@unchecked Sendable` for the reason `Accumulator` is: one writer at a time, read afterwards.
+final class Box<Value>: @unchecked Sendable {
+  var value: Value
+
+  init(_ value: Value) {
+    self.value = value
+  }
 }
 
 /// An object standing in for a view or a view model that owns registrations.

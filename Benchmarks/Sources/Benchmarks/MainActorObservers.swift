@@ -34,7 +34,6 @@ func mainThreadContenders(observers count: Int) -> [Contender] {
     let observable = Observable(0)
     var tokens: [ObservationToken] = []
     for accumulator in accumulators.all {
-      nonisolated(unsafe) let accumulator = accumulator
       tokens.append(observable.observe { @Sendable value, _ in accumulator.total &+= value })
     }
     contenders.append(
@@ -47,7 +46,7 @@ func mainThreadContenders(observers count: Int) -> [Contender] {
   do {
     let accumulators = Accumulators(count: count)
     let observable = Observable(0)
-    nonisolated(unsafe) let shared = accumulators
+    let shared = accumulators
     let tokens = onMainQueue { registerTokens(on: observable, shared) }
     contenders.append(
       Contender(
@@ -61,7 +60,6 @@ func mainThreadContenders(observers count: Int) -> [Contender] {
     let owners = (0..<count).map { _ in Owner() }
     let observable = Observable(0)
     for (owner, accumulator) in zip(owners, accumulators.all) {
-      nonisolated(unsafe) let accumulator = accumulator
       observable.addObserver(owner) { @Sendable value, _ in accumulator.total &+= value }
     }
     contenders.append(

@@ -26,7 +26,7 @@ func flatMapLatestContenders() -> [Contender] {
   do {
     let target = BindingTarget()
     let source = Observable(0)
-    let keyPath: ReferenceWritableKeyPath<BindingTarget, Int> = \.value
+    let keyPath: ReferenceWritableKeyPath<BindingTarget, Int> & Sendable = \.value
     source.observe(with: target, options: [.initial, .new]) { target, value in
       target[keyPath: keyPath] = value
     }
@@ -90,7 +90,7 @@ func combineLatestArrayContenders() -> [Contender] {
   do {
     let target = BindingTarget()
     let sources = (0..<4).map { _ in Observable(0) }
-    let keyPath: ReferenceWritableKeyPath<BindingTarget, Int> = \.value
+    let keyPath: ReferenceWritableKeyPath<BindingTarget, Int> & Sendable = \.value
     for source in sources {
       source.observe(with: target, options: [.initial, .new]) { target, _ in
         target[keyPath: keyPath] = sources.reduce(0) { $0 &+ $1.value }

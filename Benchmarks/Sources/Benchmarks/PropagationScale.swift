@@ -141,7 +141,7 @@ func propagationScale(
     var delivered: UInt64 = 0
     for _ in 0..<rounds {
       let observable = Observable(0)
-      nonisolated(unsafe) let shared = accumulator
+      let shared = accumulator
       let (tokens, registering, delivering) = onMainQueue {
         () -> ([ObservationToken], UInt64, UInt64) in
         var tokens: [ObservationToken] = []
