@@ -15,8 +15,9 @@ extension ReadOnlyObservable {
   ///
   /// - Parameters:
   ///   - name: The name that identifies this observable in the reports.
-  ///   - handler: Receives one ``RoundTrace`` per round.
-  public func trace(as name: String, _ handler: @escaping (RoundTrace) -> Void) {
+  ///   - handler: Receives one ``RoundTrace`` per round, on the delivering thread (hence
+  ///     `@Sendable`).
+  public func trace(as name: String, _ handler: @escaping @Sendable (RoundTrace) -> Void) {
     setTracer(Tracer(name: name, handler: handler))
   }
 
