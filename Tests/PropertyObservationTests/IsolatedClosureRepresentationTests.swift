@@ -4,7 +4,7 @@ import Testing
 
 @testable import PropertyObservation
 
-/// The one unsafe step of the library (`CallbackIsolation.callable(_:as:)`) reinterprets an
+/// The one unsafe step of the library (`CallbackIsolation.synchronous(_:)`) reinterprets an
 /// `@isolated(any) @Sendable` function as the synchronous function type the delivery loop calls.
 /// These tests pin what it relies on, so that a toolchain that changes the representation fails
 /// here (CI runs them in debug, release and ThreadSanitizer builds) instead of corrupting memory.
@@ -20,6 +20,14 @@ struct IsolatedClosureRepresentationTests {
       MemoryLayout<@isolated(any) @Sendable (Int, String) -> Void>.size
         == MemoryLayout<(Int, String) -> Void>.size)
     #expect(MemoryLayout<Isolated<Int>>.size == 2 * MemoryLayout<Int>.size)
+    // The boxes the conversion reads as their twins.
+    #expect(
+      MemoryLayout<IsolatedCallback<String>>.size == MemoryLayout<SynchronousCallback<String>>.size)
+    #expect(
+      MemoryLayout<IsolatedOwnedCallback<AnyObject, Int>>.size
+        == MemoryLayout<SynchronousOwnedCallback<AnyObject, Int>>.size)
+    #expect(
+      MemoryLayout<IsolatedHandler<[Int]>>.stride == MemoryLayout<SynchronousHandler<[Int]>>.stride)
   }
 
   @Test func aCallThroughTheConversionReceivesItsArgumentsAndCaptures() {
@@ -28,7 +36,7 @@ struct IsolatedClosureRepresentationTests {
     let closure: Isolated<[Int]> = { value, option in
       received.append("\(value) \(option == .new ? "new" : "other")\(suffix)")
     }
-    let call = CallbackIsolation.callable(closure, as: Synchronous<[Int]>.self)
+    let call = CallbackIsolation.synchronous(closure)
     call([1, 2, 3], .new)
     call([], .old)
     #expect(received.events == ["[1, 2, 3] new!", "[] other!"])
@@ -44,7 +52,7 @@ struct IsolatedClosureRepresentationTests {
     }
     func forward<Value: Sendable>(_ value: Value, into log: RecordingLog<Value>) {
       let closure: Isolated<Value> = { value, _ in log.append(value) }
-      CallbackIsolation.callable(closure, as: Synchronous<Value>.self)(value, .new)
+      CallbackIsolation.synchronous(closure)(value, .new)
     }
     let log = RecordingLog<String>()
     forward("generic", into: log)

@@ -84,8 +84,7 @@ public final class ObservableSectionedArray<Section: Identifiable, Item: Identif
       @escaping @isolated(any) @Sendable (SectionedChangeSet<Section, Item>) -> Void
   ) -> ObservationToken {
     Self.check(options)
-    let call = CallbackIsolation.callable(
-      closure, as: ((SectionedChangeSet<Section, Item>) -> Void).self)
+    let call = CallbackIsolation.synchronous(closure)
     let follower = SectionedChangeFollower<Section, Item>(options: options)
     return changes.observe(
       options: [.initial, .new],
@@ -114,8 +113,7 @@ public final class ObservableSectionedArray<Section: Identifiable, Item: Identif
       @escaping @isolated(any) @Sendable (SectionedChangeSet<Section, Item>) -> Void
   ) {
     Self.check(options)
-    let call = CallbackIsolation.callable(
-      closure, as: ((SectionedChangeSet<Section, Item>) -> Void).self)
+    let call = CallbackIsolation.synchronous(closure)
     let follower = SectionedChangeFollower<Section, Item>(options: options)
     changes.addObserver(
       observer, removeIfExists: removeIfExists, options: [.initial, .new],

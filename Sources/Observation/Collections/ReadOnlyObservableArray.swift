@@ -116,7 +116,7 @@ public class ReadOnlyObservableArray<Element> {
       @escaping @isolated(any) @Sendable (ArrayChangeSet<Element>) -> Void
   ) -> ObservationToken {
     Self.check(options)
-    let call = CallbackIsolation.callable(closure, as: ((ArrayChangeSet<Element>) -> Void).self)
+    let call = CallbackIsolation.synchronous(closure)
     let chain = keptAliveByObservers
     let start = RegistrationStart(array: self)
     return changes.observe(
@@ -149,7 +149,7 @@ public class ReadOnlyObservableArray<Element> {
       @escaping @isolated(any) @Sendable (ArrayChangeSet<Element>) -> Void
   ) {
     Self.check(options)
-    let call = CallbackIsolation.callable(closure, as: ((ArrayChangeSet<Element>) -> Void).self)
+    let call = CallbackIsolation.synchronous(closure)
     let chain = keptAliveByObservers
     let start = RegistrationStart(array: self)
     changes.addObserver(

@@ -28,7 +28,7 @@ extension ReadOnlyObservable {
   ) -> ObservationToken {
     observe(
       options: options, in: CallbackIsolation(of: closure.isolation, calledFrom: isolation),
-      CallbackIsolation.callable(closure, as: Callback.self))
+      CallbackIsolation.synchronous(closure))
   }
 
   /// ``observe(options:isolation:_:)`` for the library's own registrations: `closure` runs in
@@ -89,7 +89,7 @@ extension ReadOnlyObservable {
     observe(
       with: owner, options: options,
       in: CallbackIsolation(of: handler.isolation, calledFrom: isolation),
-      CallbackIsolation.callable(handler, as: ((Owner, Value) -> Void).self))
+      CallbackIsolation.synchronous(handler))
   }
 
   /// ``observe(with:options:isolation:_:)`` for the library's own registrations: `handler` runs
@@ -185,7 +185,7 @@ extension ReadOnlyObservable {
     @_inheritActorContext(always) _ handler:
       @escaping @isolated(any) @Sendable (ObservedChange<Value>) -> Void
   ) -> ObservationToken {
-    let call = CallbackIsolation.callable(handler, as: ((ObservedChange<Value>) -> Void).self)
+    let call = CallbackIsolation.synchronous(handler)
     // Rounds never overlap, so the `.old` half of a round always directly precedes its `.new`
     // half for this registration; the box carries it across.
     let previous = PreviousValue<Value>()

@@ -148,7 +148,7 @@ public class ReadOnlyObservable<Value> {
     addObserver(
       observer, removeIfExists: removeIfExists, options: options,
       in: CallbackIsolation(of: closure.isolation, calledFrom: isolation),
-      closure: CallbackIsolation.callable(closure, as: Callback.self))
+      closure: CallbackIsolation.synchronous(closure))
   }
 
   /// ``addObserver(_:removeIfExists:options:isolation:closure:)`` for the library's own
