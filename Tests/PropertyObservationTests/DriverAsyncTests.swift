@@ -33,6 +33,12 @@ private final class Latch: @unchecked Sendable {
   }
 }
 
+/// How long these tests wait for an unstructured `Task` to start: the operation's task runs on
+/// the global pool, which the whole suite's threads starve at its start on two cores (seen: the
+/// task had not started after 14 s, while the test usually passes in 18–29 s, 120 s under
+/// ThreadSanitizer). Only a failing run waits this long.
+private let taskStartTimeout = 6 * testTimeout
+
 /// Drivers made from async operations, and a driver's values as an async sequence.
 @Suite struct DriverAsyncTests {
   private struct Offline: Error {}
@@ -53,11 +59,11 @@ private final class Latch: @unchecked Sendable {
       let second = RecordingLog<String>()
       let tokens = [driver.drive { first.append($0) }, driver.drive { second.append($0) }]
       response.open()
-      #expect(await second.waitForCount(2))
+      #expect(await second.waitForCount(2, timeout: taskStartTimeout))
       let late = RecordingLog<String>()
       let lateToken = driver.drive { late.append($0) }
       // The replay may wait for the turn that delivered the response to end, on its thread.
-      #expect(await late.waitForCount(1))
+      #expect(await late.waitForCount(1, timeout: taskStartTimeout))
       #expect(runs.events == ["request"])
       #expect(first.events == ["loading", "response"])
       #expect(second.events == ["loading", "response"])
@@ -75,7 +81,7 @@ private final class Latch: @unchecked Sendable {
       }
       let log = RecordingLog<String>()
       let token = driver.drive { log.append($0) }
-      #expect(await log.waitForCount(2))
+      #expect(await log.waitForCount(2, timeout: taskStartTimeout))
       #expect(log.events == ["loading", "fallback"])
       withExtendedLifetime(token) {}
     }
@@ -90,12 +96,12 @@ private final class Latch: @unchecked Sendable {
         log.append(Delivery(value: value, onMainQueue: TestMainQueue.isCurrent))
       }
     }
-    #expect(await log.waitForCount(1))
+    #expect(await log.waitForCount(1, timeout: taskStartTimeout))
     DispatchQueue.global().async {
       count.value = 1
       count.value = 2
     }
-    #expect(await log.waitForCount(3))
+    #expect(await log.waitForCount(3, timeout: taskStartTimeout))
     consumer.cancel()
     #expect(log.events == [0, 1, 2].map { Delivery(value: $0, onMainQueue: true) })
   }
