@@ -527,9 +527,9 @@ private struct HistoryChecker {
     states: [[Int]], held: [Set<Int>]
   ) {
     // Try the latest starting points first (a registration usually lands at the end of its
-    // window), at most 64 of them.
+    // window), at most 1 024 of them.
     var best: Findings?
-    for start in window.reversed().prefix(64) {
+    for start in window.reversed().prefix(1_024) {
       let findings = align(
         observer, calls: calls, start: start, changes: changes, states: states, held: held)
       if best == nil || findings.total < best!.total { best = findings }
