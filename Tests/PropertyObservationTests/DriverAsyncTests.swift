@@ -34,9 +34,8 @@ private final class Latch: @unchecked Sendable {
 }
 
 /// How long these tests wait for an unstructured `Task` to start: the operation's task runs on
-/// the global pool, which the whole suite's threads starve at its start on two cores (seen: the
-/// task had not started after 14 s, while the test usually passes in 18–29 s, 120 s under
-/// ThreadSanitizer). Only a failing run waits this long.
+/// the global pool, which the suite's dedicated threads may starve for longer than one test
+/// timeout on a machine with few cores. Only a failing run waits this long.
 private let taskStartTimeout = 6 * testTimeout
 
 /// Drivers made from async operations, and a driver's values as an async sequence.

@@ -472,10 +472,9 @@ struct SerializabilityTests {
     #expect(
       report.impossible == 0 && report.ordering == 0 && report.lost == 0
         && report.duplicates == 0, "\(description)")
-    // Known, seen once in CI under load (seed 8), never here: a registration with `.initial`
-    // made while the holder was blocked in this callback (so it could not wait for the turn)
-    // got `.initial(1000124)`, then changes older than that value (`.new(2000076)`,
-    // `.new(2000078)`), on a `map` of a root. Not explained yet.
+    // Known, intermittent under load: a registration with `.initial` made while the holder is
+    // blocked in this callback (so it cannot wait for the turn) can get, after `.initial`,
+    // changes older than its `.initial` value. Not explained yet.
     withKnownIssue(
       "a registration that could not wait for a blocked holder gets older changes after .initial",
       isIntermittent: true

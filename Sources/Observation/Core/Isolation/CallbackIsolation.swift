@@ -73,10 +73,9 @@ enum CallbackIsolation {
   /// context, 16 bytes; `IsolatedClosureRepresentationTests` pins it in debug, release and
   /// ThreadSanitizer builds, so a toolchain that changes it fails CI), and the library calls the
   /// result only in the closure's isolation (``confine(_:owner:key:on:)``), which is what makes
-  /// the call sound. The functions travel inside structs whose fields have the same shape: a
-  /// function passed to a generic function itself (as `unsafeBitCast` is) would be wrapped in
-  /// two reabstraction thunks, two more calls on every delivery (about 44 instructions per call
-  /// measured with callgrind).
+  /// the call sound. The functions travel inside structs whose fields have the same shape, so
+  /// that no reabstraction thunk wraps them: a function passed to a generic function itself (as
+  /// `unsafeBitCast` is) would be, and every delivery would pay two more calls.
   @inline(__always)
   private static func reinterpret<Box, Twin>(_ box: Box, as _: Twin.Type) -> Twin {
     unsafeBitCast(box, to: Twin.self)
