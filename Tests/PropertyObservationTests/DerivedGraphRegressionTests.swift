@@ -189,13 +189,9 @@ struct DerivedGraphRegressionTests {
         #expect(published.last.map { [$0.0, $0.1, $0.2] } == [count, count, count * 10])
         let summed = sums.events
         #expect(summed.last.map { [$0.0, $0.1, $0.2] } == [count * 2, count * 10, count])
-        // Not yet: a's propagation reaches `sum` before `tens.combineLatest(a)` has published
-        // its part of it, when that one waits behind d's propagation, still running on the other
-        // thread; `sum` then pairs the new `a * 2` with the old `a`.
-        withKnownIssue("a pipeline downstream of one held by another thread", isIntermittent: true)
-        {
-          #expect(summed.allSatisfy { $0.0 == $0.2 * 2 }, "a sum mixed two values of a")
-        }
+        // `sum` reads `a` and `tens` (of `d`), so `a` and `d` are one graph: a's propagation
+        // never overlaps d's, and `sum` never pairs the new `a * 2` with the old `a`.
+        #expect(summed.allSatisfy { $0.0 == $0.2 * 2 }, "a sum mixed two values of a")
         withExtendedLifetime((slow, tokens)) {}
       }
     }
