@@ -38,17 +38,68 @@ final class DeliveryStorage<Value> {
   @exclusivity(unchecked) var version: UInt = 0
   @exclusivity(unchecked) var observers = ObserverList<Value>()
   @exclusivity(unchecked) var state = DeliveryState()
-  @exclusivity(unchecked) var pending = WorkQueue<PendingEvent>()
   /// Whether `pending` holds work. Checked instead of `pending` itself because any use of the
   /// generic queue costs a metadata look-up, which would dominate a set that queues nothing.
   @exclusivity(unchecked) var hasPending = false
-  /// How many registrations `pending` holds that are neither applied nor cancelled, and where
-  /// each token's or binding's waits (a position in `pending`), keyed by its identity.
-  @exclusivity(unchecked) var queuedRegistrationCount = 0
-  @exclusivity(unchecked) var queuedRegistrations: [UInt: Int] = [:]
   /// Whether the deliverer has removals from other threads to apply before its next round.
   @exclusivity(unchecked) var hasBoundaryWork = false
-  @exclusivity(unchecked) var deferredRemovals: [Selection] = []
+  @exclusivity(unchecked) var needsCompaction = false
+  /// Whether `catchingUp` is not empty: checked instead of it on every round, since reading a
+  /// generic array costs a metadata look-up.
+  @exclusivity(unchecked) var hasCatchingUp = false
+  /// Whether `mainActorLanes` is not empty, checked instead of it so that an observable without
+  /// main-actor registrations pays nothing per round.
+  @exclusivity(unchecked) var hasMainActorLanes = false
+  @exclusivity(unchecked) var tracer: Tracer?
+  /// The state that only re-entrant work, removals from other threads, catch-ups, transactions
+  /// and main-actor or actor registrations use, made the first time one of them writes it: an
+  /// observable with a few plain observers never pays for it. Reads of an unmade one see the
+  /// empty state.
+  @exclusivity(unchecked) private var storedOccasional: Occasional?
+
+  /// The occasional state, made now if nobody made it yet.
+  private var occasional: Occasional {
+    if let storedOccasional { return storedOccasional }
+    let made = Occasional()
+    storedOccasional = made
+    return made
+  }
+
+  /// See ``storedOccasional``; each property is documented where it is declared.
+  final class Occasional {
+    @exclusivity(unchecked) var pending = WorkQueue<PendingEvent>()
+    @exclusivity(unchecked) var queuedRegistrationCount = 0
+    @exclusivity(unchecked) var queuedRegistrations: [UInt: Int] = [:]
+    @exclusivity(unchecked) var deferredRemovals: [Selection] = []
+    @exclusivity(unchecked) var endedDuringDelivery: [(selection: Selection, before: UInt)] = []
+    @exclusivity(unchecked) var mainActorEnds: MainActorEnds?
+    @exclusivity(unchecked) var nextHandleSerial: UInt = 0
+    @exclusivity(unchecked) var catchingUp: [CatchingUpRegistration<Value>] = []
+    @exclusivity(unchecked) var joinedTransaction: TransactionMark?
+    @exclusivity(unchecked) var mainActorLanes: [any RoundLane] = []
+    @exclusivity(unchecked) var actorLanes: [ActorLane<Call<Value>>] = []
+  }
+
+  /// Work that arrives while a round is running, applied in arrival order between rounds.
+  var pending: WorkQueue<PendingEvent> {
+    get { storedOccasional?.pending ?? WorkQueue() }
+    _modify { yield &occasional.pending }
+  }
+  /// How many registrations `pending` holds that are neither applied nor cancelled, and where
+  /// each token's or binding's waits (a position in `pending`), keyed by its identity.
+  var queuedRegistrationCount: Int {
+    get { storedOccasional?.queuedRegistrationCount ?? 0 }
+    _modify { yield &occasional.queuedRegistrationCount }
+  }
+  var queuedRegistrations: [UInt: Int] {
+    get { storedOccasional?.queuedRegistrations ?? [:] }
+    _modify { yield &occasional.queuedRegistrations }
+  }
+  /// Removals from other threads waiting for the deliverer's next round.
+  var deferredRemovals: [Selection] {
+    get { storedOccasional?.deferredRemovals ?? [] }
+    _modify { yield &occasional.deferredRemovals }
+  }
   /// Removals made while a thread delivers, kept until the deliverer gives up its role (by then
   /// the removed closures, and so their main-actor handles, are released): a main-actor call
   /// already waiting for the main queue checks them before it runs. Each ends only the
@@ -58,31 +109,67 @@ final class DeliveryStorage<Value> {
   /// A waiting main-actor call checks these removals only when the epoch of ``mainActorEnds``
   /// moved since it last did (see `runWaitingCall`): each one recorded moves it, where it is
   /// appended. Emptying them ends nothing.
-  @exclusivity(unchecked) var endedDuringDelivery: [(selection: Selection, before: UInt)] = []
+  var endedDuringDelivery: [(selection: Selection, before: UInt)] {
+    get { storedOccasional?.endedDuringDelivery ?? [] }
+    _modify { yield &occasional.endedDuringDelivery }
+  }
+  /// Empties ``endedDuringDelivery`` when the deliverer gives up its role; makes nothing.
+  func forgetEndedDuringDelivery() {
+    guard let storedOccasional, !storedOccasional.endedDuringDelivery.isEmpty else { return }
+    storedOccasional.endedDuringDelivery.removeAll()
+  }
+
+  /// Lets go of the occasional state when it holds nothing but empty queues, as the deliverer
+  /// gives up its role after draining: a registration with `.initial` queues its entry while
+  /// `.initial` runs (see ``DeliveryState/register(on:sendsInitial:)``), and without this every
+  /// derived value and `.initial` registration would keep that queue's memory for good. What
+  /// must outlive a drain (lanes, their serials and ends, a joined transaction, catch-ups) keeps
+  /// the state. Releasing it runs no user code: it holds no closure.
+  func dropOccasionalIfQuiet() {
+    guard let storedOccasional else { return }
+    guard storedOccasional.pending.isEmpty, storedOccasional.queuedRegistrationCount == 0,
+      storedOccasional.queuedRegistrations.isEmpty, storedOccasional.deferredRemovals.isEmpty,
+      storedOccasional.endedDuringDelivery.isEmpty, storedOccasional.mainActorEnds == nil,
+      storedOccasional.nextHandleSerial == 0, storedOccasional.catchingUp.isEmpty,
+      storedOccasional.joinedTransaction == nil, storedOccasional.mainActorLanes.isEmpty,
+      storedOccasional.actorLanes.isEmpty
+    else { return }
+    self.storedOccasional = nil
+  }
   /// What this observable's main-actor targets share (see ``MainActorEnds``): made with the first
   /// main-actor lane.
-  @exclusivity(unchecked) var mainActorEnds: MainActorEnds?
+  var mainActorEnds: MainActorEnds? {
+    get { storedOccasional?.mainActorEnds }
+    _modify { yield &occasional.mainActorEnds }
+  }
   /// The serial of the next main-actor handle.
-  @exclusivity(unchecked) var nextHandleSerial: UInt = 0
-  @exclusivity(unchecked) var needsCompaction = false
+  var nextHandleSerial: UInt {
+    get { storedOccasional?.nextHandleSerial ?? 0 }
+    _modify { yield &occasional.nextHandleSerial }
+  }
   /// Registrations catching up before they join the list: their `.initial` ran without the
   /// graph's turn (see `registerCatchingUp`).
-  @exclusivity(unchecked) var catchingUp: [CatchingUpRegistration<Value>] = []
-  /// Whether `catchingUp` is not empty: checked instead of it on every round, since reading a
-  /// generic array costs a metadata look-up.
-  @exclusivity(unchecked) var hasCatchingUp = false
-  @exclusivity(unchecked) var tracer: Tracer?
+  var catchingUp: [CatchingUpRegistration<Value>] {
+    get { storedOccasional?.catchingUp ?? [] }
+    _modify { yield &occasional.catchingUp }
+  }
   /// The transaction whose round for this observable is still to run, if this observable joined
   /// it marked (see ``ObservationContext/join(_:marked:_:)``).
-  @exclusivity(unchecked) var joinedTransaction: TransactionMark?
+  var joinedTransaction: TransactionMark? {
+    get { storedOccasional?.joinedTransaction }
+    _modify { yield &occasional.joinedTransaction }
+  }
   /// The lanes of this observable's main-actor registrations, one per main scheduler (almost
   /// always just `.main`); they only ever grow. A round takes a copy under the lock.
-  @exclusivity(unchecked) var mainActorLanes: [any RoundLane] = []
+  var mainActorLanes: [any RoundLane] {
+    get { storedOccasional?.mainActorLanes ?? [] }
+    _modify { yield &occasional.mainActorLanes }
+  }
   /// The lanes of this observable's registrations made on other actors, one per actor.
-  @exclusivity(unchecked) var actorLanes: [ActorLane<Call<Value>>] = []
-  /// Whether `mainActorLanes` is not empty, checked instead of it so that an observable without
-  /// main-actor registrations pays nothing per round.
-  @exclusivity(unchecked) var hasMainActorLanes = false
+  var actorLanes: [ActorLane<Call<Value>>] {
+    get { storedOccasional?.actorLanes ?? [] }
+    _modify { yield &occasional.actorLanes }
+  }
 
   init(graph: PropagationGraph) {
     self.graph = graph

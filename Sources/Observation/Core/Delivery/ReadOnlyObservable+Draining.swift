@@ -11,7 +11,7 @@ extension ReadOnlyObservable {
       #if DEBUG
         _checkInvariants()
       #endif
-      delivery.endedDuringDelivery.removeAll()
+      delivery.forgetEndedDuringDelivery()
       delivery.state.finish(on: .current)
       lock.unlock()
       return
@@ -72,7 +72,8 @@ extension ReadOnlyObservable {
     #if DEBUG
       _checkInvariants()
     #endif
-    delivery.endedDuringDelivery.removeAll()
+    delivery.forgetEndedDuringDelivery()
+    delivery.dropOccasionalIfQuiet()
     delivery.state.finish(on: thread)
     lock.unlock()
   }
