@@ -97,8 +97,17 @@ extension ReadOnlyObservable {
       releaseOutsideLock(&released)
       initial?(value, .initial)
     case .enqueueAndDeliverInitial:
-      let entry = Entry(draft)
-      enqueueRegistration(.add(entry), of: entry)
+      if FastPaths.areEnabled && !delivery.hasPending && !delivery.hasBoundaryWork
+        && !delivery.needsCompaction
+      {
+        // Nothing is queued, so the entry would be the first work the drain applies: it joins
+        // the list now, which is the same order without the queue. No round can reach it
+        // before `.initial`: this thread holds the role, so every change waits for the drain.
+        delivery.observers.append(draft, released: &released)
+      } else {
+        let entry = Entry(draft)
+        enqueueRegistration(.add(entry), of: entry)
+      }
       let value = storage
       lock.unlock()
       releaseOutsideLock(&released)
