@@ -39,7 +39,7 @@ final class DerivedLink<Value> {
   private func build(seed: Value) {
     guard let upstream else { preconditionFailure("a registration delivered .initial twice") }
     self.upstream = nil
-    let derived = DerivedObservable(seed: seed, ranking: ranking, upstream: [upstream])
+    let derived = DerivedObservable(seed: seed, ranking: ranking, upstream: .one(upstream))
     built = derived
     target = derived
   }

@@ -8,12 +8,21 @@
 /// as long as its users hold it; when it goes, its tokens go and end the upstream registrations.
 final class DerivedObservable<Value>: ReadOnlyObservable<Value> {
   /// Written only by `init` and `deinit`, when no other reference exists.
-  private var upstream: [ObservationToken]
+  private var upstream: Upstream
+
+  /// The registrations on the sources, which the derived observable owns. A one-input operator
+  /// (`map`, a filter, `removeDuplicates`) holds its one token without an array: a level of a
+  /// chain is one allocation smaller.
+  enum Upstream {
+    case none
+    case one(ObservationToken)
+    case many([ObservationToken])
+  }
   /// Where this observable stands in the order of recomputation; shared with its pipeline, if
   /// any, and raised when a `flatMapLatest` upstream switches to a higher-ranked observable.
   let ranking: DerivedRank
 
-  init(seed: Value, ranking: DerivedRank, upstream: [ObservationToken]) {
+  init(seed: Value, ranking: DerivedRank, upstream: Upstream) {
     self.upstream = upstream
     self.ranking = ranking
     super.init(initialValue: seed)
@@ -32,8 +41,15 @@ final class DerivedObservable<Value>: ReadOnlyObservable<Value> {
     // Releasing a token can release the observable it observes, and so on up a chain: hand the
     // tokens to the thread's context, which releases a chain one link after another instead of
     // one inside another, so its depth does not grow the stack.
-    var tokens: [ObservationToken] = []
-    swap(&tokens, &upstream)
+    var taken = Upstream.none
+    swap(&taken, &upstream)
+    // Every reference leaves with the array, so the last one goes inside the release loop.
+    let tokens: [ObservationToken]
+    switch consume taken {
+    case .none: return
+    case .one(let token): tokens = [token]
+    case .many(let many): tokens = many
+    }
     ObservationContext.current.release(consume tokens)
   }
 
@@ -55,7 +71,8 @@ final class DerivedObservable<Value>: ReadOnlyObservable<Value> {
     guard let seed = pipeline.seed() else {
       preconditionFailure("a source did not deliver .initial inside its registering call")
     }
-    let derived = DerivedObservable(seed: seed, ranking: pipeline.ranking, upstream: tokens)
+    let derived = DerivedObservable(
+      seed: seed, ranking: pipeline.ranking, upstream: .many(tokens))
     pipeline.attach(derived)
     return derived
   }
