@@ -57,6 +57,19 @@ private final class ObservableRow {
   var all: [Observable<Int>] { [a, b, c, d, e] }
 }
 
+/// A row and the tokens of its registrations, kept together as a list screen's model would
+/// keep them. (An array cast to `AnyObject` would measure Foundation's bridging instead: on
+/// Linux it becomes an `NSArray` of boxed values.)
+private final class ObservedRow {
+  let row: ObservableRow
+  let tokens: [ObservationToken]
+
+  init(_ row: ObservableRow, _ tokens: [ObservationToken]) {
+    self.row = row
+    self.tokens = tokens
+  }
+}
+
 /// Measures `make` called `count` times: the live heap bytes it leaves and the time it takes,
 /// per `unitsPerCall` (the properties or levels each call makes). What it returns is kept alive
 /// until the measurement ends.
@@ -103,7 +116,7 @@ func footprintTable(
       {
         let row = ObservableRow()
         let tokens = row.all.map { $0.observe { value, _ in accumulator.total &+= value } }
-        return [row, tokens] as AnyObject
+        return ObservedRow(row, tokens)
       }
     ),
     (
@@ -117,7 +130,7 @@ func footprintTable(
             tokens.append(observable.observe { value, _ in accumulator.total &+= value })
           }
         }
-        return [row, tokens] as AnyObject
+        return ObservedRow(row, tokens)
       }
     ),
   ]
