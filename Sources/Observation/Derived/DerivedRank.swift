@@ -28,17 +28,28 @@ final class DerivedRank {
   /// observable again adds no second entry to its list. Swept like `dependents`.
   private var followed: [WeakRank] = []
 
+  /// Whether this rank can ever rise: it is a `flatMapLatest`'s, or one of its sources' can
+  /// rise. A rank that cannot rise records no dependents, since none can ever need raising
+  /// above it: a chain of `map` keeps no weak reference per level.
+  private let canRise: Bool
+
   /// The graph the derived observable belongs to: its sources' graphs, joined (see
   /// ``PropagationGraph/join(_:)``). It may join more graphs later, never fewer.
   let graph: PropagationGraph
 
   /// Ranks a new derived observable above `sources` and records it as their dependent, and
   /// joins their graphs into the one it belongs to.
-  init(above sources: [any DerivedSource]) {
+  ///
+  /// - Parameters:
+  ///   - sources: The observables the derived observable reads.
+  ///   - switching: Whether the derived observable is a `flatMapLatest`, whose rank rises
+  ///     when it switches (see ``follow(_:)``).
+  init(above sources: [any DerivedSource], switching: Bool = false) {
     graph = PropagationGraph.join(sources.map(\.propagationGraph))
     // Joining may have waited for turns; outside a propagation, nothing needs them any more.
     ObservationContext.current.giveBackTurnsIfOutside()
     let ranks = sources.map(\.derivedRank)
+    canRise = switching || ranks.contains { $0?.canRise ?? false }
     lock.lock()
     var highest = 0
     for case let source? in ranks { highest = max(highest, source.storedValue) }
@@ -99,6 +110,7 @@ final class DerivedRank {
   }
 
   private func addDependentLocked(_ dependent: DerivedRank) {
+    guard canRise else { return }
     if dependents.count >= sweepThreshold {
       dependents.removeAll { $0.rank == nil }
       sweepThreshold = max(8, dependents.count * 2)

@@ -59,7 +59,7 @@ extension ReadOnlyObservable {
     // Ranked above this observable now, and above each observable it selects from the moment
     // it selects it (see `DerivedRank`), so that in a propagation that changes both this
     // observable and the selected one, the switch reads the selected one's new value.
-    let ranking = DerivedRank(above: [self])
+    let ranking = DerivedRank(above: [self], switching: true)
     let pipeline = DerivedPipeline<SwitchEvent<Value, Result>, Result>(
       ranking: ranking,
       apply: { event in
