@@ -52,9 +52,10 @@ final class DeliveryStorage<Value> {
   @exclusivity(unchecked) var hasMainActorLanes = false
   @exclusivity(unchecked) var tracer: Tracer?
   /// The state that only re-entrant work, removals from other threads, catch-ups, transactions
-  /// and main-actor or actor registrations use, made the first time one of them writes it: an
-  /// observable with a few plain observers never pays for it. Reads of an unmade one see the
-  /// empty state.
+  /// and main-actor or actor registrations use, made the first time one of them writes it and
+  /// kept from then on (an observable that needed it once is likely to again; making it each
+  /// time would cost a re-entrant set an allocation): an observable with a few plain observers
+  /// never pays for it. Reads of an unmade one see the empty state.
   @exclusivity(unchecked) private var storedOccasional: Occasional?
 
   /// The occasional state, made now if nobody made it yet.
@@ -117,24 +118,6 @@ final class DeliveryStorage<Value> {
   func forgetEndedDuringDelivery() {
     guard let storedOccasional, !storedOccasional.endedDuringDelivery.isEmpty else { return }
     storedOccasional.endedDuringDelivery.removeAll()
-  }
-
-  /// Lets go of the occasional state when it holds nothing but empty queues, as the deliverer
-  /// gives up its role after draining: a registration with `.initial` queues its entry while
-  /// `.initial` runs (see ``DeliveryState/register(on:sendsInitial:)``), and without this every
-  /// derived value and `.initial` registration would keep that queue's memory for good. What
-  /// must outlive a drain (lanes, their serials and ends, a joined transaction, catch-ups) keeps
-  /// the state. Releasing it runs no user code: it holds no closure.
-  func dropOccasionalIfQuiet() {
-    guard let storedOccasional else { return }
-    guard storedOccasional.pending.isEmpty, storedOccasional.queuedRegistrationCount == 0,
-      storedOccasional.queuedRegistrations.isEmpty, storedOccasional.deferredRemovals.isEmpty,
-      storedOccasional.endedDuringDelivery.isEmpty, storedOccasional.mainActorEnds == nil,
-      storedOccasional.nextHandleSerial == 0, storedOccasional.catchingUp.isEmpty,
-      storedOccasional.joinedTransaction == nil, storedOccasional.mainActorLanes.isEmpty,
-      storedOccasional.actorLanes.isEmpty
-    else { return }
-    self.storedOccasional = nil
   }
   /// What this observable's main-actor targets share (see ``MainActorEnds``): made with the first
   /// main-actor lane.

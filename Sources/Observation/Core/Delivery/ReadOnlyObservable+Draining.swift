@@ -11,7 +11,8 @@ extension ReadOnlyObservable {
       #if DEBUG
         _checkInvariants()
       #endif
-      delivery.forgetEndedDuringDelivery()
+      // Removals are recorded there only once main-actor lanes exist (and they never go).
+      if delivery.hasMainActorLanes { delivery.forgetEndedDuringDelivery() }
       delivery.state.finish(on: .current)
       lock.unlock()
       return
@@ -73,7 +74,6 @@ extension ReadOnlyObservable {
       _checkInvariants()
     #endif
     delivery.forgetEndedDuringDelivery()
-    delivery.dropOccasionalIfQuiet()
     delivery.state.finish(on: thread)
     lock.unlock()
   }
