@@ -280,6 +280,33 @@ struct ObservableTests {
     #expect(log.events == [Call("a", .new, 1), Call("a", .new, 2), Call("b2", .new, 2)])
   }
 
+  @Test func aRegistrationMadeInsideInitialJoinsBehindTheOneBeingRegistered() {
+    let observable = Observable(0)
+    let log = RecordingLog<Call>()
+    let (outer, inner) = (Owner(), Owner())
+    watch(observable, outer, "outer", log, options: [.initial, .new]) { _, option in
+      guard option == .initial else { return }
+      watch(observable, inner, "inner", log)
+      observable.value = 1
+    }
+    #expect(
+      log.events == [
+        Call("outer", .initial, 0), Call("outer", .new, 1), Call("inner", .new, 1),
+      ])
+  }
+
+  @Test func anObserverRemovedInsideItsOwnInitialIsNeverCalledAgain() {
+    let observable = Observable(0)
+    let log = RecordingLog<Call>()
+    let owner = Owner()
+    watch(observable, owner, "a", log, options: [.initial, .new]) { _, option in
+      if option == .initial { observable.removeObserver(owner) }
+    }
+    observable.value = 1
+    #expect(log.events == [Call("a", .initial, 0)])
+    #expect(observable.observerCount == 0)
+  }
+
   @Test func initialCallbackMaySetTheValueAndTheChangeIsDeliveredAfterIt() {
     let observable = Observable(0)
     let log = RecordingLog<Call>()
