@@ -14,19 +14,27 @@
 /// then, the builder holds it through ``takeBuilt()``.
 final class DerivedLink<Value> {
   private let ranking: DerivedRank
-  /// The registration feeding this link, handed to the derived observable when it is built.
-  private var upstream: ObservationToken?
-  /// The derived observable, from `.initial` until the builder takes it (builder's thread only).
-  private var built: DerivedObservable<Value>?
+  /// Where the build stands, on the builder's thread only: the registration waiting to be
+  /// handed to the derived observable, then the observable until the builder takes it. One
+  /// field for both, since they never exist at once: a chain level is one size class smaller.
+  private var stage: Stage
   /// Written by the `.initial` call; read by later calls, which the core orders after it.
   private weak var target: DerivedObservable<Value>?
+
+  private enum Stage {
+    /// The registration feeding this link, which the derived observable will own.
+    case waiting(ObservationToken)
+    /// The derived observable, from `.initial` until the builder takes it.
+    case built(DerivedObservable<Value>)
+    case taken
+  }
 
   /// - Parameters:
   ///   - ranking: The derived observable's rank, above the source's.
   ///   - upstream: The registration that will feed this link; the derived observable owns it.
   init(ranking: DerivedRank, upstream: ObservationToken) {
     self.ranking = ranking
-    self.upstream = upstream
+    stage = .waiting(upstream)
   }
 
   /// Builds the derived observable from the `.initial` value, or sends a change to it.
@@ -37,20 +45,21 @@ final class DerivedLink<Value> {
 
   @inline(never)
   private func build(seed: Value) {
-    guard let upstream else { preconditionFailure("a registration delivered .initial twice") }
-    self.upstream = nil
+    guard case .waiting(let upstream) = stage else {
+      preconditionFailure("a registration delivered .initial twice")
+    }
     let derived = DerivedObservable(seed: seed, ranking: ranking, upstream: .one(upstream))
-    built = derived
+    stage = .built(derived)
     target = derived
   }
 
   /// The derived observable, once the registration has delivered `.initial` (the core does so
   /// inside the registering call).
   func takeBuilt() -> DerivedObservable<Value> {
-    guard let derived = built else {
+    guard case .built(let derived) = stage else {
       preconditionFailure("a source did not deliver .initial inside its registering call")
     }
-    built = nil
+    stage = .taken
     return derived
   }
 }
