@@ -415,7 +415,8 @@ public final class ObservationRecorder {
   }
 }
 
-// Every stored property is guarded by `lock`, and recorded values are `Sendable`.
+// Every mutable property is guarded by `lock`, and recorded values are `Sendable`; the waiters'
+// conditions and actions are `@Sendable` and run outside the lock.
 extension ObservationRecorder: @unchecked Sendable {}
 
 extension ObservationRecorder: CustomStringConvertible {

@@ -103,7 +103,8 @@ private final class DerivedArrayLink<Element> {
   weak var target: DerivedArray<Element>?
 }
 
-// All state lives in `ReadOnlyObservableArray`, guarded by its lock; `upstream` is immutable.
+// All state lives in `ReadOnlyObservableArray`, guarded by its lock; `upstream` and `source` are
+// `let`s, only held to keep the registration and the source alive.
 extension DerivedArray: @unchecked Sendable where Element: Sendable {}
 
 extension ArrayChangeSet {

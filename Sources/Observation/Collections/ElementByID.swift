@@ -62,7 +62,8 @@ final class ElementByID<Element: Identifiable>: ReadOnlyObservable<Element?> {
 }
 
 // Its value lives in `ReadOnlyObservable`, guarded by its lock; `offset` and `upstream` are
-// touched only by its registration's calls, one at a time.
+// touched only by `make` (before registering) and by its registration's calls, one at a time,
+// which alone read the `let` `id`; `array` is only held.
 extension ElementByID: @unchecked Sendable where Element: Sendable {}
 
 extension ArrayChangeSet {

@@ -336,8 +336,8 @@ public class ReadOnlyObservableArray<Element> {
   }
 }
 
-// Every property is guarded by `lock`; `changes` is Sendable when its value is. Element
-// snapshots handed to other threads never change (see `ArraySnapshot`).
+// Every mutable property is guarded by `lock`; `changes` and `noElements` are `let`s, Sendable
+// when `Element` is. Element snapshots handed to other threads never change (see `ArraySnapshot`).
 extension ReadOnlyObservableArray: @unchecked Sendable where Element: Sendable {}
 
 /// The whole-array view that ``ReadOnlyObservableArray/asObservable()`` returns; it owns its
@@ -357,7 +357,8 @@ final class ArrayView<Element>: ReadOnlyObservable<[Element]> {
   override var keptAliveByRegistrations: AnyObject? { self }
 }
 
-// Its state lives in `ReadOnlyObservable`, guarded by its lock; `upstream` is immutable.
+// Its state lives in `ReadOnlyObservable`, guarded by its lock; `upstream` and `array` are
+// `let`s, only held to keep the registration and the array alive.
 extension ArrayView: @unchecked Sendable where Element: Sendable {}
 
 /// Where one registration on an array's change sets starts: set by its `.initial` call (see

@@ -76,8 +76,9 @@ public final class ObservationToken {
   }
 }
 
-// `source` is guarded by the token's lock stripe (see `LockStripes`), and ending a registration
-// goes through the source's own lock.
+// `source` is guarded by the token's lock stripe (see `LockStripes`); `slotHint` by the lock of
+// the observable whose list holds the token's entry (its `ObserverList` writes it, its `remove`
+// reads it). Ending a registration goes through the source's own lock.
 extension ObservationToken: @unchecked Sendable {}
 
 extension ObservationToken: Hashable {

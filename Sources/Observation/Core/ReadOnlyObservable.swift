@@ -200,12 +200,12 @@ public class ReadOnlyObservable<Value> {
 
 }
 
-// Every stored property is guarded by `lock` (see the note on the properties above). The
-// registered closures are called one at a time, never concurrently, and in their own isolation:
-// a main-actor or actor closure only on its executor, a nonisolated one on the delivering thread,
-// which it may be since the public registrations only take `@Sendable` closures
-// (`CallbackIsolation`). The library's own closures are made here and hold only `Sendable`
-// values or state guarded by a lock or by the one-call-at-a-time rule.
+// `storage`, `deliveryStorage` and what `DeliveryStorage` holds are guarded by `lock` (the
+// `PropagationGraph` it refers to guards its own state with its lock stripe), except that the
+// deliverer (`DeliveryState`), which alone changes `observers`, may read them without it. Registered closures run one at a time, in
+// their own isolation: a main-actor or actor closure only on its executor, a nonisolated one
+// (`@Sendable` in the public API, see `CallbackIsolation`) on the delivering thread. The
+// library's own closures hold only `Sendable` values or state guarded by a lock or that rule.
 extension ReadOnlyObservable: @unchecked Sendable where Value: Sendable {}
 
 extension ReadOnlyObservable: CustomStringConvertible {

@@ -78,7 +78,7 @@ final class DerivedObservable<Value>: ReadOnlyObservable<Value> {
   }
 }
 
-// All state lives in `ReadOnlyObservable`, guarded by its lock; `upstream` is written only by
-// `init` and `deinit`, `ranking` is an immutable reference, and a rank's value is guarded by its
-// own lock.
+// All other state lives in `ReadOnlyObservable`, guarded by its lock; `upstream` is touched only
+// by `init` and `deinit`, when no other reference exists, and `ranking` is a `let` whose state is
+// guarded by `DerivedRank.graphLock`.
 extension DerivedObservable: @unchecked Sendable where Value: Sendable {}

@@ -495,7 +495,9 @@ public final class Driver<Value> {
 }
 
 // Every mutable property is guarded by `lock` or `listLock` as marked; `latest` points to storage
-// guarded by `lock`; `lane` is written once, in `init`.
+// guarded by `lock`; `lane` is written once, in `init`. `connectUpstream` is called by one thread
+// at a time (the one that set `isConnecting` under `lock`), and the subscriptions' handlers only
+// by the lane's delivery, on the main queue, one value at a time.
 extension Driver: @unchecked Sendable where Value: Sendable {}
 
 extension Driver: RegistrationRemoving {

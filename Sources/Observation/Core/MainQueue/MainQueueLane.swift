@@ -37,9 +37,11 @@ import Dispatch
 /// the caller's own lock: they never run user code or release an item, they only report whether
 /// the caller must call ``drain(withinFrameBudget:)`` once it has unlocked.
 ///
-/// `@unchecked Sendable`: every mutable property is guarded by `lock`, and `deliver` (which may
-/// be a main-actor closure) is only ever called on the scheduler's main queue, one item at a
-/// time, by the thread that holds the lane's delivery (`isDraining`).
+/// `@unchecked Sendable`: every mutable property but `spare` is guarded by `lock`. `spare`, and
+/// calls of `deliverer` and of the closure it returns (which may be a main-actor one), belong to
+/// the thread that holds the lane's delivery (`isDraining`, taken and given back under `lock`),
+/// on the scheduler's main queue, one item at a time. `inlineRound` is a `let`; its state belongs
+/// to the thread delivering the observable's round (see `InlineRound`).
 final class MainQueueLane<Item, Tag>: @unchecked Sendable {
   let scheduler: MainScheduler
   /// Called once per batch, on the main queue: what delivers the batch's items, or `nil` when

@@ -170,5 +170,6 @@ public final class ManualScheduler {
   }
 }
 
-// Every stored property is guarded by `lock`.
+// Every mutable property is guarded by `lock`; the queued work is `@Sendable` and runs outside
+// it.
 extension ManualScheduler: @unchecked Sendable {}
