@@ -30,13 +30,8 @@ package struct Lock: @unchecked Sendable {
   private let primitive: UnsafeMutablePointer<Primitive>
 
   package init() {
-    // `malloc` rather than `allocate(capacity:)`, which passes no alignment to the runtime and
-    // so takes its aligned path (`posix_memalign` on Linux, about twice the instructions): every
-    // observable makes a lock, and malloc's alignment (16) covers the primitive's.
-    guard let memory = malloc(MemoryLayout<Primitive>.stride) else {
-      preconditionFailure("out of memory making a lock")
-    }
-    primitive = memory.bindMemory(to: Primitive.self, capacity: 1)
+    // Every observable makes one: from `malloc` (see `mallocate(capacity:)`).
+    primitive = .mallocate(capacity: 1)
     #if canImport(Darwin)
       primitive.initialize(to: os_unfair_lock())
     #else
@@ -63,7 +58,7 @@ package struct Lock: @unchecked Sendable {
       pthread_mutex_destroy(primitive)
     #endif
     primitive.deinitialize(count: 1)
-    free(primitive)
+    primitive.freeMallocated()
   }
 
   package func lock() {

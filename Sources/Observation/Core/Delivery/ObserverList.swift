@@ -58,7 +58,7 @@ struct ObserverList<Value>: ~Copyable {
 
   init() {
     capacity = 1
-    base = .allocate(capacity: capacity)
+    base = .mallocate(capacity: capacity)
     vacantCallback = { _, _ in }
     extendVacantSlots()
   }
@@ -67,7 +67,7 @@ struct ObserverList<Value>: ~Copyable {
   mutating func deallocate() {
     // The owning observable is in its deinit: no lock is held.
     base.deinitialize(count: initializedEnd)
-    base.deallocate()
+    base.freeMallocated()
     replaceableSlots.deallocate()
     count = 0
   }
@@ -446,9 +446,9 @@ struct ObserverList<Value>: ~Copyable {
 
   private mutating func grow() {
     let newCapacity = capacity * 2
-    let newBase = UnsafeMutablePointer<Entry>.allocate(capacity: newCapacity)
+    let newBase = UnsafeMutablePointer<Entry>.mallocate(capacity: newCapacity)
     newBase.moveInitialize(from: base, count: initializedEnd)
-    base.deallocate()
+    base.freeMallocated()
     base = newBase
     capacity = newCapacity
   }
