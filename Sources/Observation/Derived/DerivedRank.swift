@@ -12,26 +12,29 @@
 /// Every rank lives under one lock, `graphLock`, because a raise walks many of them; reads take
 /// it too, since a propagation on one thread reads ranks that a switch on another raises.
 final class DerivedRank {
-  /// Guards `storedValue` and `dependents` of every rank. Never deallocated.
+  /// Guards `storedValue` and the edges of every rank. Never deallocated.
   private static let graphLock = Lock()
 
-  /// The lock, kept per instance so that a read does not pay a `swift_once` check.
-  private let lock = DerivedRank.graphLock
+  private var lock: Lock { DerivedRank.graphLock }
   // Guarded by `lock`.
   private var storedValue: Int
-  /// The ranks built on this one, which must stay above it. Dead entries are dropped when the
-  /// list has doubled since the last sweep, so a long-lived source whose derived observables
-  /// come and go keeps a list proportional to the live ones.
-  private var dependents: [WeakRank] = []
-  private var sweepThreshold = 8
-  /// The ranks ``follow(_:)`` has made this one a dependent of, so that selecting the same
-  /// observable again adds no second entry to its list. Swept like `dependents`.
-  private var followed: [WeakRank] = []
 
-  /// Whether this rank can ever rise: it is a `flatMapLatest`'s, or one of its sources' can
-  /// rise. A rank that cannot rise records no dependents, since none can ever need raising
-  /// above it: a chain of `map` keeps no weak reference per level.
-  private let canRise: Bool
+  /// The edges of a rank that can rise (see ``Edges``); `nil` for one that cannot: it is
+  /// neither a `flatMapLatest`'s nor built on a rank that can rise. Such a rank never needs
+  /// raising above, so it records no dependents, and a chain of `map` keeps no edges per level.
+  private let edges: Edges?
+
+  /// What a rank that can rise keeps, guarded by `lock`.
+  private final class Edges {
+    /// The ranks built on this one, which must stay above it. Dead entries are dropped when
+    /// the list has doubled since the last sweep, so a long-lived source whose derived
+    /// observables come and go keeps a list proportional to the live ones.
+    var dependents: [WeakRank] = []
+    var sweepThreshold = 8
+    /// The ranks ``DerivedRank/follow(_:)`` has made this one a dependent of, so that selecting
+    /// the same observable again adds no second entry to its list. Swept like `dependents`.
+    var followed: [WeakRank] = []
+  }
 
   /// The graph the derived observable belongs to: its sources' graphs, joined (see
   /// ``PropagationGraph/join(_:)``). It may join more graphs later, never fewer.
@@ -49,7 +52,9 @@ final class DerivedRank {
     // Joining may have waited for turns; outside a propagation, nothing needs them any more.
     ObservationContext.current.giveBackTurnsIfOutside()
     let ranks = sources.map(\.derivedRank)
-    canRise = switching || ranks.contains { $0?.canRise ?? false }
+    let canRise = switching || ranks.contains { $0?.edges != nil }
+    edges = canRise ? Edges() : nil
+    let lock = DerivedRank.graphLock
     lock.lock()
     var highest = 0
     for case let source? in ranks { highest = max(highest, source.storedValue) }
@@ -76,14 +81,15 @@ final class DerivedRank {
   func follow(_ selected: any DerivedSource) -> Bool {
     _ = PropagationGraph.join([graph, selected.propagationGraph])
     guard let source = selected.derivedRank else { return false }
+    guard let edges else { preconditionFailure("only a flatMapLatest's rank follows") }
     lock.lock()
     defer { lock.unlock() }
     require(
       source !== self,
       "flatMapLatest selected an observable derived from the flatMapLatest itself")
-    if !followed.contains(where: { $0.rank === source }) {
-      if followed.count >= 8 { followed.removeAll { $0.rank == nil } }
-      followed.append(WeakRank(rank: source))
+    if !edges.followed.contains(where: { $0.rank === source }) {
+      if edges.followed.count >= 8 { edges.followed.removeAll { $0.rank == nil } }
+      edges.followed.append(WeakRank(rank: source))
       source.addDependentLocked(self)
     }
     guard storedValue <= source.storedValue else { return false }
@@ -96,7 +102,8 @@ final class DerivedRank {
     storedValue = rank
     var work = [self]
     while let raised = work.popLast() {
-      for weakDependent in raised.dependents {
+      // A rank without edges has no dependents.
+      for weakDependent in raised.edges?.dependents ?? [] {
         guard let dependent = weakDependent.rank, dependent.storedValue <= raised.storedValue
         else { continue }
         // Only a switch adds an edge to an existing rank, so a cycle runs through this one.
@@ -110,12 +117,12 @@ final class DerivedRank {
   }
 
   private func addDependentLocked(_ dependent: DerivedRank) {
-    guard canRise else { return }
-    if dependents.count >= sweepThreshold {
-      dependents.removeAll { $0.rank == nil }
-      sweepThreshold = max(8, dependents.count * 2)
+    guard let edges else { return }
+    if edges.dependents.count >= edges.sweepThreshold {
+      edges.dependents.removeAll { $0.rank == nil }
+      edges.sweepThreshold = max(8, edges.dependents.count * 2)
     }
-    dependents.append(WeakRank(rank: dependent))
+    edges.dependents.append(WeakRank(rank: dependent))
   }
 }
 
