@@ -50,7 +50,9 @@ final class DeliveryStorage<Value> {
   /// Whether `mainActorLanes` is not empty, checked instead of it so that an observable without
   /// main-actor registrations pays nothing per round.
   @exclusivity(unchecked) var hasMainActorLanes = false
-  @exclusivity(unchecked) var tracer: Tracer?
+  /// Whether ``tracer`` is set, checked instead of it on every round: the tracer lives in the
+  /// occasional state.
+  @exclusivity(unchecked) private(set) var hasTracer = false
   /// The state that only re-entrant work, removals from other threads, catch-ups, transactions
   /// and main-actor or actor registrations use, made the first time one of them writes it and
   /// kept from then on (an observable that needed it once is likely to again; making it each
@@ -79,6 +81,18 @@ final class DeliveryStorage<Value> {
     @exclusivity(unchecked) var joinedTransaction: TransactionMark?
     @exclusivity(unchecked) var mainActorLanes: [any RoundLane] = []
     @exclusivity(unchecked) var actorLanes: [ActorLane<Call<Value>>] = []
+    @exclusivity(unchecked) var tracer: Tracer?
+  }
+
+  /// Where this observable's rounds are reported, if it is traced (see `trace(as:_:)`).
+  var tracer: Tracer? {
+    // Inlined: a round reads it, and without a tracer that is one flag.
+    @inline(__always) get { hasTracer ? storedOccasional?.tracer : nil }
+    set {
+      if newValue == nil && !hasTracer { return }
+      occasional.tracer = newValue
+      hasTracer = newValue != nil
+    }
   }
 
   /// Work that arrives while a round is running, applied in arrival order between rounds.

@@ -22,7 +22,7 @@ extension ReadOnlyObservable {
       lock.lock()
       guard deliveryStorage != nil, FastPaths.areEnabled, !context.isInTransaction,
         delivery.state.role == .idle,
-        delivery.observers.count <= 1, delivery.tracer == nil, !delivery.hasPending,
+        delivery.observers.count <= 1, !delivery.hasTracer, !delivery.hasPending,
         !delivery.hasBoundaryWork, !delivery.needsCompaction, !delivery.hasCatchingUp
       else {
         lock.unlock()
