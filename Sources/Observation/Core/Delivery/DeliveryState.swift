@@ -57,7 +57,8 @@ struct DeliveryState {
     /// order) and send `.initial`, if asked, at once.
     case enqueue
     /// A registration with `.initial` on an idle observable: this thread is the deliverer now;
-    /// queue the entry, send `.initial`, then drain the queue.
+    /// queue the entry, send `.initial`, then drain the queue. (With nothing queued, the entry
+    /// may join the list at once instead: it would be the drain's first work.)
     case enqueueAndDeliverInitial
   }
 
