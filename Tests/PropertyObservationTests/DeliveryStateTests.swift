@@ -38,6 +38,22 @@ struct DeliveryStateTests {
     #expect(actions == [.append, .enqueueAndDeliverInitial, .enqueue, .enqueue])
   }
 
+  @Test func anInitialRegistrationOnAnIdleObservableJoinsAtOnceOnlyWithNothingQueued() {
+    var empty = DeliveryState()
+    #expect(
+      empty.register(on: other, sendsInitial: true, queueIsEmpty: true)
+        == .appendAndDeliverInitial)
+    #expect(empty.role == .delivering(other))
+    var queued = DeliveryState()
+    #expect(
+      queued.register(on: other, sendsInitial: true, queueIsEmpty: false)
+        == .enqueueAndDeliverInitial)
+    #expect(queued.role == .delivering(other))
+    // A round runs: the entry waits behind it, whatever the queue holds.
+    #expect(
+      queued.register(on: other, sendsInitial: true, queueIsEmpty: true) == .enqueue)
+  }
+
   @Test func removalsTakeEffectAtOnceMarkedOrAtTheNextRound() {
     var state = DeliveryState()
     #expect(state.remove(on: other) == .removeNow)

@@ -56,17 +56,24 @@ struct DeliveryState {
     /// A round runs: queue the entry (it sees only later changes, and keeps its place in the
     /// order) and send `.initial`, if asked, at once.
     case enqueue
-    /// A registration with `.initial` on an idle observable: this thread is the deliverer now;
-    /// queue the entry, send `.initial`, then drain the queue. (With nothing queued, the entry
-    /// may join the list at once instead: it would be the drain's first work.)
+    /// A registration with `.initial` on an idle observable with nothing queued: this thread is
+    /// the deliverer now; add the entry to the list now (it would be the drain's first work),
+    /// send `.initial`, then drain the queue. No round reaches the entry before `.initial`:
+    /// every change this thread makes meanwhile waits for the drain.
+    case appendAndDeliverInitial
+    /// The same with work queued: queue the entry behind it, send `.initial`, then drain.
     case enqueueAndDeliverInitial
   }
 
-  mutating func register(on thread: ThreadID, sendsInitial: Bool) -> RegistrationAction {
+  /// A registration arrives on `thread`. `queueIsEmpty` tells whether no work waits for the
+  /// next round.
+  mutating func register(
+    on thread: ThreadID, sendsInitial: Bool, queueIsEmpty: Bool = false
+  ) -> RegistrationAction {
     guard role == .idle else { return .enqueue }
     guard sendsInitial else { return .append }
     role = .delivering(thread)
-    return .enqueueAndDeliverInitial
+    return queueIsEmpty ? .appendAndDeliverInitial : .enqueueAndDeliverInitial
   }
 
   enum RemovalAction: Equatable {

@@ -81,7 +81,11 @@ extension ReadOnlyObservable {
       return registerCatchingUp(
         Entry(draft), initial: initial.unsafelyUnwrapped, released: &released)
     }
-    switch delivery.state.register(on: .current, sendsInitial: sendsInitial) {
+    let queueIsEmpty =
+      !delivery.hasPending && !delivery.hasBoundaryWork && !delivery.needsCompaction
+    let action = delivery.state.register(
+      on: .current, sendsInitial: sendsInitial, queueIsEmpty: queueIsEmpty)
+    switch action {
     case .append:
       delivery.observers.append(draft, released: &released)
       lock.unlock()
@@ -96,13 +100,8 @@ extension ReadOnlyObservable {
       lock.unlock()
       releaseOutsideLock(&released)
       initial?(value, .initial)
-    case .enqueueAndDeliverInitial:
-      if FastPaths.areEnabled && !delivery.hasPending && !delivery.hasBoundaryWork
-        && !delivery.needsCompaction
-      {
-        // Nothing is queued, so the entry would be the first work the drain applies: it joins
-        // the list now, which is the same order without the queue. No round can reach it
-        // before `.initial`: this thread holds the role, so every change waits for the drain.
+    case .appendAndDeliverInitial, .enqueueAndDeliverInitial:
+      if action == .appendAndDeliverInitial {
         delivery.observers.append(draft, released: &released)
       } else {
         let entry = Entry(draft)
@@ -161,7 +160,7 @@ extension ReadOnlyObservable {
     switch delivery.state.register(on: .current, sendsInitial: false) {
     case .append:
       delivery.observers.append(registration.entry, released: &released)
-    case .enqueue, .enqueueAndDeliverInitial:
+    case .enqueue, .appendAndDeliverInitial, .enqueueAndDeliverInitial:
       enqueueRegistration(.add(registration.entry), of: registration.entry)
     }
     lock.unlock()
