@@ -16,7 +16,7 @@ final class DerivedLink<Value> {
   private let ranking: DerivedRank
   /// Where the build stands, on the builder's thread only: the registration waiting to be
   /// handed to the derived observable, then the observable until the builder takes it. One
-  /// field for both, since they never exist at once: a chain level is one size class smaller.
+  /// field for both, since they never exist at once.
   private var stage: Stage
   /// Written by the `.initial` call; read by later calls, which the core orders after it.
   private weak var target: DerivedObservable<Value>?

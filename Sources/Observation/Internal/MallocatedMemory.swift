@@ -8,11 +8,10 @@
   internal import Bionic
 #endif
 
-// Memory that every observable, registration or list growth allocates, from `malloc`.
-// `UnsafeMutablePointer.allocate(capacity:)` passes the runtime no alignment, which makes it
-// take its aligned path (`posix_memalign` on Linux, a few hundred instructions more per
-// allocation). `malloc`'s alignment (16) covers every type allocated this way, which the
-// precondition checks.
+// Memory that every observable, registration or list growth allocates, from `malloc`:
+// `UnsafeMutablePointer.allocate(capacity:)` passes the runtime no alignment, which sends it
+// down its aligned path (`posix_memalign` on Linux), dearer than `malloc`. `malloc`'s alignment
+// (16) covers every type allocated this way, which the precondition checks.
 extension UnsafeMutablePointer {
   /// Uninitialized memory for `count` values of `Pointee`; free it with ``freeMallocated()``.
   static func mallocate(capacity count: Int) -> UnsafeMutablePointer {
