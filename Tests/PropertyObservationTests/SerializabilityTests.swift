@@ -421,6 +421,37 @@ struct SerializabilityTests {
     #expect(!ended.isClean, "\(ended)")
   }
 
+  @Test func theCheckerOrdersAPropagationThatRanInsideASwitchBeforeIt() {
+    // `a`, `b` and `a.flatMapLatest { [a, b][$0 % 2] }`. Propagation 1 sets `a = 1`, so the
+    // switch selects `b`; it waits for `b`'s graph, where propagation 2 sets `b = 2`, and then
+    // publishes 2. Propagation 1 appeared first in the roots, but took effect last.
+    let nodes: [HistoryNode] = [
+      .root(initial: 0), .root(initial: 0),
+      .switchTo(selector: 0, candidates: [0, 1], select: { abs($0 % 2) }),
+    ]
+    let observers = [
+      HistoryObserver(node: 0, options: [.new]), HistoryObserver(node: 1, options: [.new]),
+      HistoryObserver(node: 2, options: [.new]),
+    ]
+    func history(switchPublishes value: Int) -> [HistoryEvent] {
+      [
+        .begin(step: 1, thread: 0, queueable: false), .store(step: 1, node: 0, value: 1),
+        .publication(observer: 0, option: .new, value: 1, thread: 1),
+        .begin(step: 2, thread: 1, queueable: false), .store(step: 2, node: 1, value: 2),
+        .publication(observer: 1, option: .new, value: 2, thread: 2), .end(step: 2),
+        .publication(observer: 2, option: .new, value: value, thread: 1), .end(step: 1),
+      ]
+    }
+    let switched = PropagationHistory.check(
+      nodes: nodes, observers: observers, events: history(switchPublishes: 2))
+    #expect(switched.isClean, "\(switched)")
+    // Whichever order: a switch that published `b`'s value from before propagation 2, and
+    // nothing after it, lost a change.
+    let stale = PropagationHistory.check(
+      nodes: nodes, observers: observers, events: history(switchPublishes: 0))
+    #expect(!stale.isClean, "\(stale)")
+  }
+
   // MARK: The threaded model test
 
   /// The checker's control: on one thread, every engine runs propagations one at a time, so any

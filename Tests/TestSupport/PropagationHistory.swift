@@ -18,8 +18,12 @@ import Foundation
 // says a graph runs one propagation at a time: the propagations of a graph therefore reach the
 // log one after another, and the order in which they first appear in the roots' publications
 // is the order in which they took effect. (A propagation none of whose stores was ever published
-// is placed where its set returned.) The checker then verifies that this order is a serial order
-// the contract allows:
+// is placed where its set returned.) Graphs join, though: a `flatMapLatest` that switches joins
+// the selected observable's graph in the middle of its propagation, after the propagations
+// running there, which can appear in the roots after it. When the first order does not explain
+// the history, the checker tries moving a propagation after ones that ended while it ran and
+// store none of its roots, and keeps the order that explains the most. It then verifies that
+// this order is a serial order the contract allows:
 //
 // - every root's observers saw the propagations in that order (two roots that disagree are an
 //   ordering cycle);
@@ -133,10 +137,15 @@ package struct HistoryReport: Sendable, CustomStringConvertible {
   package var ordering = 0
   /// The first few violations, described.
   package var examples: [String] = []
+  /// The earliest place in the serial order where a violation was found, if any.
+  package var firstViolation: Int?
 
   /// Whether the publications fit one serial order of whole propagations.
-  package var isClean: Bool {
-    lost + impossible + duplicates + outOfOrder + brokenOldChains + ordering == 0
+  package var isClean: Bool { violations == 0 }
+
+  /// How many violations of every kind.
+  package var violations: Int {
+    lost + impossible + duplicates + outOfOrder + brokenOldChains + ordering
   }
 
   package var description: String {
@@ -150,6 +159,10 @@ package struct HistoryReport: Sendable, CustomStringConvertible {
 
   fileprivate mutating func note(_ example: @autoclosure () -> String) {
     if examples.count < 8 { examples.append(example()) }
+  }
+
+  fileprivate mutating func noteViolation(at index: Int) {
+    firstViolation = min(firstViolation ?? index, index)
   }
 }
 
@@ -317,55 +330,109 @@ private struct HistoryChecker {
     self.roots = roots
   }
 
-  mutating func run() -> HistoryReport {
+  /// What the log says, parsed once.
+  struct Parsed {
     var steps: [Int: Step] = [:]
-    var calls = Array(repeating: [Call](), count: observers.count)
-    var registering = Array(repeating: -1, count: observers.count)
-    var registered = Array(repeating: -1, count: observers.count)
+    var calls: [[Call]]
+    var registering: [Int]
+    var registered: [Int]
     var stepOfValue: [Int: Int] = [:]
+  }
+
+  func parse() -> Parsed {
+    var parsed = Parsed(
+      calls: Array(repeating: [], count: observers.count),
+      registering: Array(repeating: -1, count: observers.count),
+      registered: Array(repeating: -1, count: observers.count))
     for (position, event) in events.enumerated() {
       switch event {
       case .begin(let step, let thread, let queueable):
-        steps[step] = Step(id: step, thread: thread, queueable: queueable, begin: position)
+        parsed.steps[step] = Step(id: step, thread: thread, queueable: queueable, begin: position)
       case .store(let step, let node, let value):
-        if let index = steps[step]?.stores.firstIndex(where: { $0.node == node }) {
-          steps[step]?.stores[index].value = value
+        if let index = parsed.steps[step]?.stores.firstIndex(where: { $0.node == node }) {
+          parsed.steps[step]?.stores[index].value = value
         } else {
-          steps[step]?.stores.append((node, value))
+          parsed.steps[step]?.stores.append((node, value))
         }
       case .end(let step):
-        steps[step]?.end = position
+        parsed.steps[step]?.end = position
       case .registering(let observer):
-        registering[observer] = position
+        parsed.registering[observer] = position
       case .registered(let observer):
-        registered[observer] = position
+        parsed.registered[observer] = position
       case .publication(let observer, let option, let value, _):
-        calls[observer].append(Call(position: position, option: option, value: value))
-        report.publications += 1
+        parsed.calls[observer].append(Call(position: position, option: option, value: value))
       }
     }
-    for step in steps.values {
-      for store in step.stores { stepOfValue[store.value] = step.id }
+    for step in parsed.steps.values {
+      for store in step.stores { parsed.stepOfValue[store.value] = step.id }
     }
     // Where each propagation first appears in a root's publications.
-    for (observer, observed) in calls.enumerated() {
+    for (observer, observed) in parsed.calls.enumerated() {
       guard case .root = nodes[observers[observer].node] else { continue }
       for call in observed where call.option == .new {
-        if let step = stepOfValue[call.value], call.position < steps[step]!.firstSeen {
-          steps[step]!.firstSeen = call.position
+        if let step = parsed.stepOfValue[call.value],
+          call.position < parsed.steps[step]!.firstSeen
+        {
+          parsed.steps[step]!.firstSeen = call.position
         }
       }
     }
-    let order = steps.values.filter { !$0.stores.isEmpty }.sorted {
+    return parsed
+  }
+
+  mutating func run() -> HistoryReport {
+    let parsed = parse()
+    var order = parsed.steps.values.filter { !$0.stores.isEmpty }.sorted {
       let left = $0.firstSeen == .max ? $0.end : $0.firstSeen
       let right = $1.firstSeen == .max ? $1.end : $1.firstSeen
       return (left, $0.id) < (right, $1.id)
     }
-    report.propagations = order.count
-    checkOrder(order, calls: calls, stepOfValue: stepOfValue)
+    var best = evaluate(order, parsed)
+    // The order of first appearance is the order of effect while graphs stay apart. A
+    // `flatMapLatest` that switches joins another graph in the middle of its propagation, after
+    // waiting for that graph's turn: a propagation of the other graph that ran entirely inside
+    // it (in real time) then took effect before it, though the switching one appeared first in
+    // its own roots. So when the first order does not explain the history, try moving a
+    // propagation, near the first violation, after ones that ended while it ran and store none
+    // of its roots (the roots' anchors do not order them), and keep the move that explains the
+    // most. Every order tried is checked in full, so a clean report still means that one serial
+    // order explains every call.
+    var moves = 0
+    while let first = best.firstViolation, moves < 32 {
+      var improved: (order: [Step], report: HistoryReport)?
+      let near = max(0, first - 4)..<min(order.count, first + 5)
+      candidates: for index in near {
+        let moving = order[index]
+        let roots = Set(moving.stores.map(\.node))
+        for later in (index + 1)..<min(order.count, index + 5) {
+          let passed = order[later]
+          guard passed.stores.allSatisfy({ !roots.contains($0.node) }),
+            moving.queueable || passed.begin < moving.end
+          else { continue candidates }
+          guard passed.end < moving.end else { continue }
+          var candidate = order
+          candidate.insert(candidate.remove(at: index), at: later)
+          let report = evaluate(candidate, parsed)
+          if report.violations < (improved?.report ?? best).violations {
+            improved = (candidate, report)
+          }
+        }
+      }
+      guard let improved else { break }
+      (order, best) = improved
+      moves += 1
+    }
+    return best
+  }
+
+  /// The report for one candidate serial order.
+  func evaluate(_ order: [Step], _ parsed: Parsed) -> HistoryReport {
+    var checker = self
+    checker.report.publications = parsed.calls.reduce(0) { $0 + $1.count }
+    checker.report.propagations = order.count
+    checker.checkOrder(order, calls: parsed.calls, stepOfValue: parsed.stepOfValue)
     let (changes, states, held) = replay(order)
-    var indexOfStep: [Int: Int] = [:]
-    for (index, step) in order.enumerated() { indexOfStep[step.id] = index }
     for observer in observers.indices {
       // The window of possible starting points: after every propagation whose (top-level) set
       // returned before the registering call began, and no later than the first propagation that
@@ -375,22 +442,23 @@ private struct HistoryChecker {
       // every change of the node, so a serial order may place them on either side of the
       // registration (one that ended before it may come after, in the order, a propagation of
       // the node's graph that was still running then).
+      let (registering, registered) = (parsed.registering[observer], parsed.registered[observer])
       var low = 0
-      var high = registering[observer] >= 0 ? order.count : 0
+      var high = registering >= 0 ? order.count : 0
       let reads = roots[observers[observer].node]
-      if registering[observer] >= 0 {
+      if registering >= 0 {
         for (index, step) in order.enumerated()
         where step.stores.contains(where: { reads.contains($0.node) }) {
-          if !step.queueable && step.end < registering[observer] { low = max(low, index + 1) }
-          if step.begin > registered[observer] { high = min(high, index) }
+          if !step.queueable && step.end < registering { low = max(low, index + 1) }
+          if step.begin > registered { high = min(high, index) }
         }
       }
       low = min(low, high)
-      checkObserver(
-        observer, calls: calls[observer], window: low...high, changes: changes, states: states,
-        held: held)
+      checker.checkObserver(
+        observer, calls: parsed.calls[observer], window: low...high, changes: changes,
+        states: states, held: held)
     }
-    return report
+    return checker.report
   }
 
   /// The ordering checks on `order`: roots' observers agree with it, and so do real time and
@@ -405,6 +473,7 @@ private struct HistoryChecker {
         guard let step = stepOfValue[call.value], let current = index[step] else { continue }
         if let previous, current < previous {
           report.ordering += 1
+          report.noteViolation(at: current)
           report.note(
             "ordering: observer \(observer) of root \(observers[observer].node) saw propagation "
               + "\(order[previous].id) before \(step), which took effect first elsewhere (a cycle)")
@@ -416,9 +485,10 @@ private struct HistoryChecker {
     // may return before it takes effect, so only its beginning counts.
     var earliestEnd = Int.max
     var earliestEndStep = 0
-    for step in order.reversed() {
+    for (index, step) in order.enumerated().reversed() {
       if earliestEnd < step.begin {
         report.ordering += 1
+        report.noteViolation(at: index)
         report.note(
           "ordering: propagation \(step.id) (thread \(step.thread)) took effect after "
             + "propagation \(earliestEndStep), whose set began after it had returned")
@@ -514,8 +584,14 @@ private struct HistoryChecker {
     var outOfOrder = 0
     var brokenOldChains = 0
     var examples: [String] = []
+    /// The earliest place in the serial order of a violation.
+    var firstViolation: Int?
 
     var total: Int { lost + impossible + duplicates + outOfOrder + brokenOldChains }
+
+    mutating func mark(_ index: Int) {
+      firstViolation = min(firstViolation ?? index, index)
+    }
 
     mutating func note(_ example: @autoclosure () -> String) {
       if examples.count < 3 { examples.append(example()) }
@@ -542,6 +618,7 @@ private struct HistoryChecker {
     report.outOfOrder += best.outOfOrder
     report.brokenOldChains += best.brokenOldChains
     for example in best.examples { report.note(example) }
+    if let index = best.firstViolation { report.noteViolation(at: index) }
   }
 
   func align(
@@ -553,6 +630,8 @@ private struct HistoryChecker {
     let name = "observer \(observer) of node \(node)"
     var findings = Findings()
     let due = changes[node].filter { $0.step >= start }
+    // Where in the serial order the aligned call at `cursor` is due.
+    func place(_ cursor: Int) -> Int { cursor < due.count ? due[cursor].step : start }
     var registrationValue = states[start][node]
     var rest = calls[...]
     // `.initial`: exactly once, first, with the node's value at the starting point.
@@ -565,6 +644,7 @@ private struct HistoryChecker {
           } else {
             findings.impossible += 1
           }
+          findings.mark(start)
           findings.note(
             "\(name): .initial(\(first.value)) at log position \(first.position); the state "
               + "there was \(registrationValue)")
@@ -572,6 +652,7 @@ private struct HistoryChecker {
         }
       } else {
         findings.lost += 1
+        findings.mark(start)
         findings.note("\(name) got no .initial first")
       }
     }
@@ -584,6 +665,7 @@ private struct HistoryChecker {
         case .old:
           if call.value != last || (pendingOld && options.contains(.new)) {
             findings.brokenOldChains += 1
+            findings.mark(start)
             findings.note(
               "\(name): .old(\(call.value)) at log position \(call.position) after value \(last)")
           }
@@ -591,6 +673,7 @@ private struct HistoryChecker {
         case .new:
           if !pendingOld {
             findings.brokenOldChains += 1
+            findings.mark(start)
             findings.note("\(name): .new(\(call.value)) at \(call.position) without its .old")
           }
           pendingOld = false
@@ -602,6 +685,7 @@ private struct HistoryChecker {
     }
     for call in rest where call.option == .initial {
       findings.duplicates += 1
+      findings.mark(start)
       findings.note("\(name): a second .initial at log position \(call.position)")
     }
     // The aligned sequence: `.new` calls, or `.old` ones for an observer without `.new`.
@@ -612,6 +696,7 @@ private struct HistoryChecker {
       if let match = expected[cursor...].firstIndex(of: call.value) {
         if match > cursor {
           findings.lost += match - cursor
+          findings.mark(place(cursor))
           findings.note(
             "\(name): \(match - cursor) publication(s) lost before \(aligned)(\(call.value)) at "
               + "log position \(call.position), first \(expected[cursor]) of propagation #"
@@ -620,13 +705,16 @@ private struct HistoryChecker {
         cursor = match + 1
       } else if cursor > 0 && expected[cursor - 1] == call.value {
         findings.duplicates += 1
+        findings.mark(place(cursor))
         findings.note("\(name): \(aligned)(\(call.value)) again at log position \(call.position)")
       } else if held[node].contains(call.value) || call.value == registrationValue {
         findings.outOfOrder += 1
+        findings.mark(place(cursor))
         findings.note(
           "\(name): \(aligned)(\(call.value)) at log position \(call.position) is out of order")
       } else {
         findings.impossible += 1
+        findings.mark(place(cursor))
         findings.note(
           "\(name): \(aligned)(\(call.value)) at log position \(call.position) never existed"
             + (cursor < expected.count ? " (due: \(expected[cursor]))" : ""))
@@ -634,6 +722,7 @@ private struct HistoryChecker {
     }
     if cursor < expected.count {
       findings.lost += expected.count - cursor
+      findings.mark(place(cursor))
       findings.note(
         "\(name): \(expected.count - cursor) publication(s) never made, the first "
           + "\(expected[cursor]) of propagation #\(due[cursor].step) in the serial order")
