@@ -450,6 +450,24 @@ struct SerializabilityTests {
     let stale = PropagationHistory.check(
       nodes: nodes, observers: observers, events: history(switchPublishes: 0))
     #expect(!stale.isClean, "\(stale)")
+    // A set inside a callback belongs to the propagation that called it, which switches after
+    // the set returned: the switch may still take effect after propagation 2. A plain set that
+    // returned before propagation 2 began may not.
+    func nested(queueable: Bool) -> [HistoryEvent] {
+      [
+        .begin(step: 1, thread: -1, queueable: queueable), .store(step: 1, node: 0, value: 1),
+        .publication(observer: 0, option: .new, value: 1, thread: 1), .end(step: 1),
+        .begin(step: 2, thread: 1, queueable: false), .store(step: 2, node: 1, value: 2),
+        .publication(observer: 1, option: .new, value: 2, thread: 2), .end(step: 2),
+        .publication(observer: 2, option: .new, value: 2, thread: 1),
+      ]
+    }
+    let inCallback = PropagationHistory.check(
+      nodes: nodes, observers: observers, events: nested(queueable: true))
+    #expect(inCallback.isClean, "\(inCallback)")
+    let returned = PropagationHistory.check(
+      nodes: nodes, observers: observers, events: nested(queueable: false))
+    #expect(!returned.isClean, "\(returned)")
   }
 
   // MARK: The threaded model test

@@ -21,9 +21,9 @@ import Foundation
 // is placed where its set returned.) Graphs join, though: a `flatMapLatest` that switches joins
 // the selected observable's graph in the middle of its propagation, after the propagations
 // running there, which can appear in the roots after it. When the first order does not explain
-// the history, the checker tries moving a propagation after ones that ended while it ran and
-// store none of its roots, and keeps the order that explains the most. It then verifies that
-// this order is a serial order the contract allows:
+// the history, the checker tries moving a propagation after ones that ended while it ran (a set
+// made inside a callback: after any) and store none of its roots, and keeps the order that
+// explains the most. It then verifies that this order is a serial order the contract allows:
 //
 // - every root's observers saw the propagations in that order (two roots that disagree are an
 //   ordering cycle);
@@ -394,9 +394,10 @@ private struct HistoryChecker {
     // waiting for that graph's turn: a propagation of the other graph that ran entirely inside
     // it (in real time) then took effect before it, though the switching one appeared first in
     // its own roots. So when the first order does not explain the history, try moving a
-    // propagation, near the first violation, after ones that ended while it ran and store none
-    // of its roots (the roots' anchors do not order them), and keep the move that explains the
-    // most. Every order tried is checked in full, so a clean report still means that one serial
+    // propagation, near the first violation, after ones that ended while it ran (or after any,
+    // for a set made inside a callback, which takes effect with the propagation that called it)
+    // and store none of its roots (the roots' anchors do not order them), and keep the move that
+    // explains the most. Every order tried is checked in full, so a clean report still means that one serial
     // order explains every call.
     var moves = 0
     while let first = best.firstViolation, moves < 32 {
@@ -405,12 +406,14 @@ private struct HistoryChecker {
       candidates: for index in near {
         let moving = order[index]
         let roots = Set(moving.stores.map(\.node))
-        for later in (index + 1)..<min(order.count, index + 5) {
+        for later in (index + 1)..<min(order.count, index + 9) {
           let passed = order[later]
           guard passed.stores.allSatisfy({ !roots.contains($0.node) }),
             moving.queueable || passed.begin < moving.end
           else { continue candidates }
-          guard passed.end < moving.end else { continue }
+          // A queueable set may take effect after it returns (a set inside a callback belongs
+          // to the propagation that called it).
+          guard moving.queueable || passed.end < moving.end else { continue }
           var candidate = order
           candidate.insert(candidate.remove(at: index), at: later)
           let report = evaluate(candidate, parsed)
