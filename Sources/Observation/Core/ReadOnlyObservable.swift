@@ -38,12 +38,25 @@ public class ReadOnlyObservable<Value> {
   /// Work that arrives while a round is running (see ``DeliveryStorage/PendingEvent``).
   typealias PendingEvent = DeliveryStorage<Value>.PendingEvent
 
-  let lock = Lock()
+  // The box: its lock, the value and, once anybody observes it, the engine's state. An
+  // observable nobody has observed holds nothing else, so a model with many observable
+  // properties costs little more than its values (see `DeliveryStorage`).
 
-  // The box: the value and, once anybody observes it, the engine's state. An observable nobody
-  // has observed holds nothing else, so a model with many observable properties costs little
-  // more than its values (see `DeliveryStorage`).
-  //
+  /// The bytes of `lock`. It must stay the first stored property: `lock` finds it at the start of
+  /// the object's stored properties (see ``InlineLock``), and nothing touches it otherwise.
+  private final var lockStorage = InlineLock()
+
+  /// Guards the value and the engine's state.
+  @inline(__always)
+  final var lock: Lock {
+    Lock(inlineAt: lockPrimitive)
+  }
+
+  @inline(__always)
+  private final var lockPrimitive: UnsafeMutablePointer<LockPrimitive> {
+    _getUnsafePointerToStoredProperties(self).assumingMemoryBound(to: LockPrimitive.self)
+  }
+
   // Both properties are guarded by `lock`. Dynamic exclusivity checks would cost more than a
   // delivery and cannot see the lock, hence `@exclusivity(unchecked)`.
   @exclusivity(unchecked) var storage: Value
@@ -55,6 +68,11 @@ public class ReadOnlyObservable<Value> {
 
   init(initialValue: Value) {
     storage = initialValue
+    InlineLock.finishInitializing(lockPrimitive)
+    #if DEBUG
+      let stored = withUnsafeMutablePointer(to: &lockStorage) { UnsafeMutableRawPointer($0) }
+      assert(stored == UnsafeMutableRawPointer(lockPrimitive), "the lock is not stored first")
+    #endif
   }
 
   /// What a registration on this observable keeps alive for as long as the registration lasts:
@@ -63,7 +81,7 @@ public class ReadOnlyObservable<Value> {
   var keptAliveByRegistrations: AnyObject? { nil }
 
   deinit {
-    lock.deallocate()
+    InlineLock.destroy(at: lockPrimitive)
   }
 
   /// The engine's state of an observable that has it: only code that runs once somebody
@@ -200,10 +218,11 @@ public class ReadOnlyObservable<Value> {
 
 }
 
+// `lockStorage` is touched only by the platform's locking calls, through `lock`.
 // `storage`, `deliveryStorage` and what `DeliveryStorage` holds are guarded by `lock` (the
 // `PropagationGraph` it refers to guards its own state with its lock stripe), except that the
-// deliverer (`DeliveryState`), which alone changes `observers`, may read them without it. Registered closures run one at a time, in
-// their own isolation: a main-actor or actor closure only on its executor, a nonisolated one
+// deliverer (`DeliveryState`), which alone changes `observers`, may read them without it.
+// Registered closures run one at a time, in their own isolation: a main-actor or actor closure only on its executor, a nonisolated one
 // (`@Sendable` in the public API, see `CallbackIsolation`) on the delivering thread. The
 // library's own closures hold only `Sendable` values or state guarded by a lock or that rule.
 extension ReadOnlyObservable: @unchecked Sendable where Value: Sendable {}

@@ -21,43 +21,24 @@
 /// `@unchecked Sendable`: it is the lock; its one stored property, the pointer to the primitive,
 /// is immutable, and the primitive is only touched through the platform's locking calls.
 package struct Lock: @unchecked Sendable {
-  #if canImport(Darwin)
-    private typealias Primitive = os_unfair_lock
-  #else
-    private typealias Primitive = pthread_mutex_t
-  #endif
+  private let primitive: UnsafeMutablePointer<LockPrimitive>
 
-  private let primitive: UnsafeMutablePointer<Primitive>
-
+  /// Makes a lock of its own, from `malloc` (see `mallocate(capacity:)`); the owner calls
+  /// ``deallocate()``.
   package init() {
-    // Every observable makes one: from `malloc` (see `mallocate(capacity:)`).
     primitive = .mallocate(capacity: 1)
-    #if canImport(Darwin)
-      primitive.initialize(to: os_unfair_lock())
-    #else
-      #if canImport(Glibc)
-        // What glibc's static initializer `PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP` (which Swift
-        // cannot import) writes: a zeroed mutex of the adaptive kind. It spins briefly before
-        // sleeping, since the critical sections here are a few dozen instructions, far shorter
-        // than a futex sleep and wake-up, which a plain mutex pays on every contended
-        // acquisition. Every observable makes a lock, so a model with many observable
-        // properties pays for no attribute object and no initializing call.
-        var adaptive = pthread_mutex_t()
-        adaptive.__data.__kind = Int32(PTHREAD_MUTEX_ADAPTIVE_NP)
-        primitive.initialize(to: adaptive)
-      #else
-        primitive.initialize(to: pthread_mutex_t())
-        let status = pthread_mutex_init(primitive, nil)
-        precondition(status == 0, "pthread_mutex_init failed with \(status)")
-      #endif
-    #endif
+    primitive.initialize(to: InlineLock().primitive)
+    InlineLock.finishInitializing(primitive)
+  }
+
+  /// The lock stored inline at `primitive` (see ``InlineLock``); its owner calls
+  /// ``InlineLock/destroy(at:)`` instead of ``deallocate()``.
+  init(inlineAt primitive: UnsafeMutablePointer<LockPrimitive>) {
+    self.primitive = primitive
   }
 
   package func deallocate() {
-    #if !canImport(Darwin)
-      pthread_mutex_destroy(primitive)
-    #endif
-    primitive.deinitialize(count: 1)
+    InlineLock.destroy(at: primitive)
     primitive.freeMallocated()
   }
 
@@ -97,6 +78,60 @@ package struct Lock: @unchecked Sendable {
     lock()
     defer { unlock() }
     return try body()
+  }
+}
+
+#if canImport(Darwin)
+  typealias LockPrimitive = os_unfair_lock
+#else
+  typealias LockPrimitive = pthread_mutex_t
+#endif
+
+/// The bytes of a ``Lock`` kept inside an object instead of in memory of their own, which saves
+/// every observable a `malloc` and a `free` (most observables in an app are never observed, so
+/// their cost is mostly making and freeing them).
+///
+/// A lock must not move while it is used, and Swift gives no stable address to a stored property
+/// as such. The object's memory does not move, though: an object that keeps an `InlineLock` as
+/// its **first** stored property (of its root class) finds it at
+/// `_getUnsafePointerToStoredProperties(self)`, the way swift-atomics' `ManagedAtomic` finds its
+/// storage, and locks it only through that pointer (``Lock/init(inlineAt:)``). The owner calls
+/// ``destroy(at:)`` from `deinit`.
+struct InlineLock {
+  fileprivate var primitive: LockPrimitive
+
+  init() {
+    #if canImport(Darwin)
+      primitive = os_unfair_lock()
+    #elseif canImport(Glibc)
+      // What glibc's static initializer `PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP` (which Swift
+      // cannot import) writes: a zeroed mutex of the adaptive kind. It spins briefly before
+      // sleeping, since the critical sections here are a few dozen instructions, far shorter
+      // than a futex sleep and wake-up, which a plain mutex pays on every contended
+      // acquisition. Every observable makes a lock, so a model with many observable
+      // properties pays for no attribute object and no initializing call.
+      primitive = pthread_mutex_t()
+      primitive.__data.__kind = Int32(PTHREAD_MUTEX_ADAPTIVE_NP)
+    #else
+      primitive = pthread_mutex_t()
+    #endif
+  }
+
+  /// Completes the lock where it now lives, on platforms without a static initializer.
+  @inline(__always)
+  static func finishInitializing(_ primitive: UnsafeMutablePointer<LockPrimitive>) {
+    #if !canImport(Darwin) && !canImport(Glibc)
+      let status = pthread_mutex_init(primitive, nil)
+      precondition(status == 0, "pthread_mutex_init failed with \(status)")
+    #endif
+  }
+
+  /// Ends the lock at `primitive`, which nobody holds or will lock again.
+  @inline(__always)
+  static func destroy(at primitive: UnsafeMutablePointer<LockPrimitive>) {
+    #if !canImport(Darwin)
+      pthread_mutex_destroy(primitive)
+    #endif
   }
 }
 
