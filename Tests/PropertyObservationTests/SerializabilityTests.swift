@@ -468,6 +468,29 @@ struct SerializabilityTests {
     let returned = PropagationHistory.check(
       nodes: nodes, observers: observers, events: nested(queueable: false))
     #expect(!returned.isClean, "\(returned)")
+    // A registration on the switch made while propagation 1 still ran, after six propagations of
+    // `b` that ended before it (the switch reads `b` too): propagation 1, which took effect after
+    // them, is due to it, though it appeared first in the roots, six places earlier.
+    let seconds = (2...7).flatMap { step -> [HistoryEvent] in
+      [
+        .begin(step: step, thread: 1, queueable: false), .store(step: step, node: 1, value: step),
+        .publication(observer: 1, option: .new, value: step, thread: 2), .end(step: step),
+      ]
+    }
+    let late: [HistoryEvent] =
+      [
+        .begin(step: 1, thread: 0, queueable: false), .store(step: 1, node: 0, value: 20),
+        .publication(observer: 0, option: .new, value: 20, thread: 1),
+      ] + seconds
+      + [
+        .registering(observer: 3), .registered(observer: 3),
+        .publication(observer: 2, option: .new, value: 20, thread: 1),
+        .publication(observer: 3, option: .new, value: 20, thread: 1), .end(step: 1),
+      ]
+    let registered = PropagationHistory.check(
+      nodes: nodes, observers: observers + [HistoryObserver(node: 2, options: [.new])],
+      events: late)
+    #expect(registered.isClean, "\(registered)")
   }
 
   // MARK: The threaded model test

@@ -394,15 +394,17 @@ private struct HistoryChecker {
     // waiting for that graph's turn: a propagation of the other graph that ran entirely inside
     // it (in real time) then took effect before it, though the switching one appeared first in
     // its own roots. So when the first order does not explain the history, try moving a
-    // propagation, near the first violation, after ones that ended while it ran (or after any,
-    // for a set made inside a callback, which takes effect with the propagation that called it)
-    // and store none of its roots (the roots' anchors do not order them), and keep the move that
-    // explains the most. Every order tried is checked in full, so a clean report still means that one serial
-    // order explains every call.
+    // propagation after ones that ended while it ran (or after any, for a set made inside a
+    // callback, which takes effect with the propagation that called it) and store none of its
+    // roots (the roots' anchors do not order them), and keep the move that explains the most.
+    // The propagations tried start 16 places before the first violation (a late registration
+    // can show it far after the propagation that moves) and end 4 after it. Every order tried
+    // is checked in full, so a clean report still means that one serial order explains every
+    // call.
     var moves = 0
     while let first = best.firstViolation, moves < 32 {
       var improved: (order: [Step], report: HistoryReport)?
-      let near = max(0, first - 4)..<min(order.count, first + 5)
+      let near = max(0, first - 16)..<min(order.count, first + 5)
       candidates: for index in near {
         let moving = order[index]
         let roots = Set(moving.stores.map(\.node))
