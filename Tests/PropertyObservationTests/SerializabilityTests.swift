@@ -928,13 +928,18 @@ extension SerializabilityTests {
 
 /// The stress harness's accounting: a set is due to every registration of its observable whose
 /// registering call returned before the set began and which was still registered (no cancel,
-/// removal or owner release begun) after the set returned.
+/// removal or owner release begun) after the set returned, unless the set may have been queued.
 private final class DeliveryAccounting: @unchecked Sendable {
   private struct SetRecord {
     let observable: Int
     let value: Int
     let begin: Int
     let end: Int
+    /// The set took the library's turn timeout (100 ms) or longer: it may have stopped waiting
+    /// for a holder that made no progress and queued its propagation, which then takes effect
+    /// after the set returned (the Threading article's "When a setter cannot wait"). Only an
+    /// overloaded machine makes a holder of this test stall that long.
+    let mayHaveBeenQueued: Bool
   }
 
   private struct Registration {
@@ -986,19 +991,23 @@ private final class DeliveryAccounting: @unchecked Sendable {
     lock.withLock { _ = registrations[registration].received.insert(value) }
   }
 
-  func set(observable: Int, value: Int, begin: Int, end: Int) {
+  func set(observable: Int, value: Int, begin: Int, end: Int, mayHaveBeenQueued: Bool) {
     lock.withLock {
-      sets.append(SetRecord(observable: observable, value: value, begin: begin, end: end))
+      sets.append(
+        SetRecord(
+          observable: observable, value: value, begin: begin, end: end,
+          mayHaveBeenQueued: mayHaveBeenQueued))
     }
   }
 
-  /// The deliveries due and never made, with the first few described.
+  /// The deliveries due and never made, with the first few described. A set that may have been
+  /// queued is due to no registration: when it takes effect is not known.
   func lost() -> (count: Int, due: Int, examples: [String]) {
     lock.withLock {
       var count = 0
       var due = 0
       var examples: [String] = []
-      for set in sets {
+      for set in sets where !set.mayHaveBeenQueued {
         for (id, registration) in registrations.enumerated()
         where registration.observable == set.observable
           && (registration.registered ?? .max) < set.begin
@@ -1053,8 +1062,12 @@ private func runStressScript(
     sequence += 1
     let value = (thread + 1) * 1_000_000 + sequence
     let begin = accounting.tick()
+    let start = DispatchTime.now().uptimeNanoseconds
     observables[observable].value = value
-    accounting.set(observable: observable, value: value, begin: begin, end: accounting.tick())
+    let elapsed = DispatchTime.now().uptimeNanoseconds - start
+    accounting.set(
+      observable: observable, value: value, begin: begin, end: accounting.tick(),
+      mayHaveBeenQueued: elapsed >= 100_000_000)
   }
   for _ in 0..<steps {
     let observable = pick(4)
