@@ -222,9 +222,10 @@ public class ReadOnlyObservable<Value> {
 // `storage`, `deliveryStorage` and what `DeliveryStorage` holds are guarded by `lock` (the
 // `PropagationGraph` it refers to guards its own state with its lock stripe), except that the
 // deliverer (`DeliveryState`), which alone changes `observers`, may read them without it.
-// Registered closures run one at a time, in their own isolation: a main-actor or actor closure only on its executor, a nonisolated one
-// (`@Sendable` in the public API, see `CallbackIsolation`) on the delivering thread. The
-// library's own closures hold only `Sendable` values or state guarded by a lock or that rule.
+// Registered closures run one at a time, in their own isolation: a main-actor or actor closure
+// only on its executor, a nonisolated one (`@Sendable` in the public API, see
+// `CallbackIsolation`) on the delivering thread. The library's own closures hold only
+// `Sendable` values or state guarded by a lock or that rule.
 extension ReadOnlyObservable: @unchecked Sendable where Value: Sendable {}
 
 extension ReadOnlyObservable: CustomStringConvertible {

@@ -12,9 +12,11 @@
 
 /// The one lock of the library: `os_unfair_lock` on Apple platforms, `pthread_mutex_t` elsewhere.
 ///
-/// It is a plain pointer so that it can live inside the types that use it without another object;
-/// its owner calls ``deallocate()`` exactly once, from `deinit`. It is not recursive: code that
-/// holds it never calls user code, so nothing can re-enter it on the same thread.
+/// It is a plain pointer so that it can live inside the types that use it without another object.
+/// A lock made by ``init()`` has memory of its own, which its owner frees with ``deallocate()``
+/// exactly once, from `deinit`; an observable's lock points into the observable itself (see
+/// ``InlineLock``). It is not recursive: code that holds it never calls user code, so nothing
+/// can re-enter it on the same thread.
 ///
 /// It is `package` so that PropertyObservationTesting locks with it instead of keeping a copy.
 ///
