@@ -935,10 +935,7 @@ private final class DeliveryAccounting: @unchecked Sendable {
     let value: Int
     let begin: Int
     let end: Int
-    /// The set took the library's turn timeout (100 ms) or longer: it may have stopped waiting
-    /// for a holder that made no progress and queued its propagation, which then takes effect
-    /// after the set returned (the Threading article's "When a setter cannot wait"). Only an
-    /// overloaded machine makes a holder of this test stall that long.
+    /// The set took the turn timeout or longer (see `mayQueue(_:)`).
     let mayHaveBeenQueued: Bool
   }
 
@@ -1062,12 +1059,10 @@ private func runStressScript(
     sequence += 1
     let value = (thread + 1) * 1_000_000 + sequence
     let begin = accounting.tick()
-    let start = DispatchTime.now().uptimeNanoseconds
-    observables[observable].value = value
-    let elapsed = DispatchTime.now().uptimeNanoseconds - start
+    let mayHaveBeenQueued = mayQueue { observables[observable].value = value }
     accounting.set(
       observable: observable, value: value, begin: begin, end: accounting.tick(),
-      mayHaveBeenQueued: elapsed >= 100_000_000)
+      mayHaveBeenQueued: mayHaveBeenQueued)
   }
   for _ in 0..<steps {
     let observable = pick(4)

@@ -166,6 +166,16 @@ package struct HistoryReport: Sendable, CustomStringConvertible {
   }
 }
 
+/// Runs `set` and tells whether it took the library's turn timeout (100 ms, its default) or
+/// longer: it may then have stopped waiting for a holder that made no progress and queued its
+/// propagation, which takes effect after it returned (the Threading article's "When a setter
+/// cannot wait").
+package func mayQueue(_ set: () -> Void) -> Bool {
+  let start = DispatchTime.now().uptimeNanoseconds
+  set()
+  return DispatchTime.now().uptimeNanoseconds - start >= 100_000_000
+}
+
 /// The recording side: a locked, append-only log of propagations and publications.
 package final class PropagationHistory: @unchecked Sendable {
   package let nodes: [HistoryNode]
@@ -204,13 +214,10 @@ package final class PropagationHistory: @unchecked Sendable {
       }
       return (steps, beginning)
     }
-    let start = DispatchTime.now().uptimeNanoseconds
-    body()
-    let elapsed = DispatchTime.now().uptimeNanoseconds - start
+    let mayHaveBeenQueued = mayQueue(body)
     lock.withLock {
-      // A set that waited the library's turn timeout (100 ms) may have stopped waiting and
-      // queued its propagation: it counts from its beginning only, like a queueable one.
-      if !queueable && elapsed >= 100_000_000 {
+      // It counts from its beginning only, like a queueable one.
+      if !queueable && mayHaveBeenQueued {
         events[beginning] = .begin(step: step, thread: thread, queueable: true)
       }
       events.append(.end(step: step))
