@@ -22,8 +22,9 @@ let package = Package(
       dependencies: ["PropertyObservationAtomics"],
       path: "Sources/Observation"
     ),
-    // One relaxed atomic counter, which Swift's standard library offers only from macOS 15 and
-    // its peers on (see `ObservationContext.roundsDelivered`).
+    // What Swift's standard library offers only from macOS 15 and its peers on, or not at all:
+    // one relaxed atomic counter (see `ObservationContext.progress`), and on Linux the lock's
+    // futex word (see `Lock`), whose system call C alone can make.
     .target(name: "PropertyObservationAtomics", path: "Sources/Atomics"),
     .target(
       name: "PropertyObservationTesting",

@@ -1,2 +1,54 @@
-// The counter's functions are inline, in the header; a C target needs one source file.
+// The counter's and the lock's fast paths are inline, in the header; the lock's contended paths
+// are here.
 #include "PropertyObservationAtomics.h"
+
+#if defined(__linux__)
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/// How many times a contended `po_lock_lock` looks at the lock before it sleeps. The library holds
+/// a lock for a few dozen instructions, far less than a futex sleep and wake-up cost, so a holder
+/// running on another core usually lets go within the spin (glibc's adaptive mutex, which this
+/// lock replaces, spins up to 100 times too).
+static const int spinsBeforeSleeping = 100;
+
+static inline void relaxProcessor(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+void po_lock_wait(po_lock *lock) {
+  _Atomic(uint32_t) *state = (_Atomic(uint32_t) *)&lock->state;
+  for (int spin = 0; spin < spinsBeforeSleeping; spin++) {
+    uint32_t seen = atomic_load_explicit(state, memory_order_relaxed);
+    if (seen == 0) {
+      uint32_t expected = 0;
+      if (atomic_compare_exchange_weak_explicit(
+              state, &expected, 1, memory_order_acquire, memory_order_relaxed)) {
+        return;
+      }
+    } else if (seen == 2) {
+      // Others sleep on it already: spinning would only delay joining them.
+      break;
+    }
+    relaxProcessor();
+  }
+  // Marked 2 before sleeping, so that the holder's unlock wakes a sleeper. Taken with 2 as well:
+  // this thread cannot tell whether others still sleep, so its unlock wakes one to be sure.
+  while (atomic_exchange_explicit(state, 2, memory_order_acquire) != 0) {
+    // Returns at once if the word is no longer 2 (EAGAIN), or on a spurious wake-up: either
+    // way the exchange looks again.
+    syscall(SYS_futex, state, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+  }
+}
+
+void po_lock_wake(po_lock *lock) {
+  syscall(SYS_futex, &lock->state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+#endif

@@ -68,7 +68,6 @@ public class ReadOnlyObservable<Value> {
 
   init(initialValue: Value) {
     storage = initialValue
-    InlineLock.finishInitializing(lockPrimitive)
     #if DEBUG
       let stored = withUnsafeMutablePointer(to: &lockStorage) { UnsafeMutableRawPointer($0) }
       assert(stored == UnsafeMutableRawPointer(lockPrimitive), "the lock is not stored first")
@@ -79,10 +78,6 @@ public class ReadOnlyObservable<Value> {
   /// nothing here, since a model owns its observables; a derived observable, which nobody owns
   /// but its users, returns itself (see ``keepingAlive(_:)``).
   var keptAliveByRegistrations: AnyObject? { nil }
-
-  deinit {
-    InlineLock.destroy(at: lockPrimitive)
-  }
 
   /// The engine's state of an observable that has it: only code that runs once somebody
   /// registered (a round, a drain, a removal of a registration) reads it this way.

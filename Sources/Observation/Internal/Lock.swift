@@ -1,21 +1,18 @@
 #if canImport(Darwin)
   internal import Darwin
-#elseif canImport(Glibc)
-  internal import Glibc
-#elseif canImport(Musl)
-  internal import Musl
-#elseif canImport(Bionic)
-  internal import Bionic
+#elseif os(Linux) || os(Android)
+  internal import PropertyObservationAtomics
 #else
-  #error("PropertyObservation needs os_unfair_lock or pthread_mutex_t on this platform.")
+  #error("PropertyObservation needs os_unfair_lock or a futex on this platform.")
 #endif
 
-/// The one lock of the library: `os_unfair_lock` on Apple platforms, `pthread_mutex_t` elsewhere.
+/// The one lock of the library: `os_unfair_lock` on Apple platforms, a futex word elsewhere
+/// (`po_lock`, 4 bytes: see PropertyObservationAtomics).
 ///
 /// It is a plain pointer so that it can live inside the types that use it without another object.
 /// A lock made by ``init()`` has memory of its own, which its owner frees with ``deallocate()``
 /// exactly once, from `deinit`; an observable's lock points into the observable itself (see
-/// ``InlineLock``). It is not recursive: code that holds it never calls user code, so nothing
+/// ``InlineLock``). Neither needs tearing down. It is not recursive: code that holds it never calls user code, so nothing
 /// can re-enter it on the same thread.
 ///
 /// It is `package` so that PropertyObservationTesting locks with it instead of keeping a copy.
@@ -30,17 +27,15 @@ package struct Lock: @unchecked Sendable {
   package init() {
     primitive = .mallocate(capacity: 1)
     primitive.initialize(to: InlineLock().primitive)
-    InlineLock.finishInitializing(primitive)
   }
 
-  /// The lock stored inline at `primitive` (see ``InlineLock``); its owner calls
-  /// ``InlineLock/destroy(at:)`` instead of ``deallocate()``.
+  /// The lock stored inline at `primitive` (see ``InlineLock``), which its owner's memory
+  /// holds: nobody calls ``deallocate()`` on it.
   init(inlineAt primitive: UnsafeMutablePointer<LockPrimitive>) {
     self.primitive = primitive
   }
 
   package func deallocate() {
-    InlineLock.destroy(at: primitive)
     primitive.freeMallocated()
   }
 
@@ -48,7 +43,7 @@ package struct Lock: @unchecked Sendable {
     #if canImport(Darwin)
       os_unfair_lock_lock(primitive)
     #else
-      pthread_mutex_lock(primitive)
+      po_lock_lock(primitive)
     #endif
     #if DEBUG
       HeldLocks.count += 1
@@ -62,7 +57,7 @@ package struct Lock: @unchecked Sendable {
     #if canImport(Darwin)
       os_unfair_lock_unlock(primitive)
     #else
-      pthread_mutex_unlock(primitive)
+      po_lock_unlock(primitive)
     #endif
   }
 
@@ -86,7 +81,7 @@ package struct Lock: @unchecked Sendable {
 #if canImport(Darwin)
   typealias LockPrimitive = os_unfair_lock
 #else
-  typealias LockPrimitive = pthread_mutex_t
+  typealias LockPrimitive = po_lock
 #endif
 
 /// The bytes of a ``Lock`` kept inside an object instead of in memory of their own, which saves
@@ -97,42 +92,16 @@ package struct Lock: @unchecked Sendable {
 /// as such. The object's memory does not move, though: an object that keeps an `InlineLock` as
 /// its **first** stored property (of its root class) finds it at
 /// `_getUnsafePointerToStoredProperties(self)`, the way swift-atomics' `ManagedAtomic` finds its
-/// storage, and locks it only through that pointer (``Lock/init(inlineAt:)``). The owner calls
-/// ``destroy(at:)`` from `deinit`.
+/// storage, and locks it only through that pointer (``Lock/init(inlineAt:)``). Both primitives
+/// are plain words that need no tearing down, so `deinit` has nothing to do for it.
 struct InlineLock {
   fileprivate var primitive: LockPrimitive
 
   init() {
     #if canImport(Darwin)
       primitive = os_unfair_lock()
-    #elseif canImport(Glibc)
-      // What glibc's static initializer `PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP` (which Swift
-      // cannot import) writes: a zeroed mutex of the adaptive kind. It spins briefly before
-      // sleeping, since the critical sections here are a few dozen instructions, far shorter
-      // than a futex sleep and wake-up, which a plain mutex pays on every contended
-      // acquisition. Every observable makes a lock, so a model with many observable
-      // properties pays for no attribute object and no initializing call.
-      primitive = pthread_mutex_t()
-      primitive.__data.__kind = Int32(PTHREAD_MUTEX_ADAPTIVE_NP)
     #else
-      primitive = pthread_mutex_t()
-    #endif
-  }
-
-  /// Completes the lock where it now lives, on platforms without a static initializer.
-  @inline(__always)
-  static func finishInitializing(_ primitive: UnsafeMutablePointer<LockPrimitive>) {
-    #if !canImport(Darwin) && !canImport(Glibc)
-      let status = pthread_mutex_init(primitive, nil)
-      precondition(status == 0, "pthread_mutex_init failed with \(status)")
-    #endif
-  }
-
-  /// Ends the lock at `primitive`, which nobody holds or will lock again.
-  @inline(__always)
-  static func destroy(at primitive: UnsafeMutablePointer<LockPrimitive>) {
-    #if !canImport(Darwin)
-      pthread_mutex_destroy(primitive)
+      primitive = po_lock()
     #endif
   }
 }
