@@ -181,7 +181,7 @@ final class ObservationContext {
   /// The graphs whose turn this thread holds, in the order it took them (see
   /// ``PropagationGraph``). A propagation takes the turn of each graph it changes and gives them
   /// all back when it ends, so that no other thread's propagation interleaves with it.
-  @exclusivity(unchecked) private(set) var heldTurns: [PropagationGraph] = []
+  @exclusivity(unchecked) private(set) var heldTurns = HeldTurns()
   /// The turns below this index belong to the propagation that runs a queued one (see
   /// ``runQueuedPropagation(_:)``): the queued one gives back only those it took itself.
   @exclusivity(unchecked) private var turnFloor = 0
@@ -192,25 +192,11 @@ final class ObservationContext {
   /// guarded by ``TurnWaits/lock``.
   @exclusivity(unchecked) var waitingFor: PropagationGraph?
 
-  /// The identities of `heldTurns` once there are more than a few (a transaction over many
-  /// observables holds one turn per graph), so that asking costs O(1) rather than a scan.
-  @exclusivity(unchecked) private var heldTurnIdentities: Set<ObjectIdentifier> = []
-
   /// Whether this thread holds the turn of `graph`.
   @inline(__always)
   func holdsTurn(of graph: PropagationGraph) -> Bool {
     guard !heldTurns.isEmpty else { return false }
-    return holds(graph) || holdsTurnOfJoined(graph)
-  }
-
-  /// Whether `graph` is one of the graphs this thread took.
-  @inline(__always)
-  private func holds(_ graph: PropagationGraph) -> Bool {
-    guard heldTurnIdentities.isEmpty else {
-      return heldTurnIdentities.contains(ObjectIdentifier(graph))
-    }
-    for held in heldTurns where held === graph { return true }
-    return false
+    return heldTurns.contains(graph) || holdsTurnOfJoined(graph)
   }
 
   /// ``holdsTurn(of:)`` when `graph` is not one of the graphs taken: it may have joined one. A
@@ -219,19 +205,7 @@ final class ObservationContext {
   @inline(never)
   private func holdsTurnOfJoined(_ graph: PropagationGraph) -> Bool {
     let root = graph.root
-    return root !== graph && holds(root)
-  }
-
-  /// Appends a turn taken.
-  @inline(__always)
-  private func appendHeld(_ graph: PropagationGraph) {
-    heldTurns.append(graph)
-    guard heldTurns.count > 4 else { return }
-    if heldTurnIdentities.isEmpty {
-      heldTurnIdentities = Set(heldTurns.lazy.map(ObjectIdentifier.init))
-    } else {
-      heldTurnIdentities.insert(ObjectIdentifier(graph))
-    }
+    return root !== graph && heldTurns.contains(root)
   }
 
   /// How ``takeTurn(of:breakingCycles:)`` ended.
@@ -253,12 +227,12 @@ final class ObservationContext {
   func takeTurn(of graph: PropagationGraph, breakingCycles: Bool = false) -> TurnOutcome {
     if holdsTurn(of: graph) { return .holding }
     if graph.takeIfFree(by: self) {
-      appendHeld(graph)
+      heldTurns.append(graph)
       return .holding
     }
     switch graph.waitForTurn(on: self, breakingCycles: breakingCycles) {
     case .holding(let root):
-      appendHeld(root)
+      heldTurns.append(root)
       return .holding
     case .mustQueue(let stuck):
       return stuck ? .stuck : .cycle
@@ -268,7 +242,7 @@ final class ObservationContext {
   /// Records a turn taken by ``PropagationGraph/takeIfFree(by:)`` or a wait.
   @inline(__always)
   func noteTaken(_ graph: PropagationGraph) {
-    appendHeld(graph)
+    heldTurns.append(graph)
   }
 
   /// Whether this thread took the turn of `first` before that of `second` (both held).
@@ -290,12 +264,8 @@ final class ObservationContext {
   private func giveBackTurns() {
     while heldTurns.count > turnFloor {
       // Still listed while it is given back: a queued propagation it runs holds it.
-      heldTurns[heldTurns.count - 1].giveBack(by: self)
-      let graph = heldTurns.removeLast()
-      if !heldTurnIdentities.isEmpty {
-        heldTurnIdentities.remove(ObjectIdentifier(graph))
-        if heldTurns.count <= 4 { heldTurnIdentities.removeAll(keepingCapacity: true) }
-      }
+      heldTurns.last.giveBack(by: self)
+      heldTurns.removeLast()
     }
   }
 
