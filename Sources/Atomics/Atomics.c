@@ -1,12 +1,20 @@
 // The counter's and the lock's fast paths are inline, in the header; the lock's contended paths
 // are here.
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+// `syscall`, which strict C modes leave undeclared; defined before any header is included.
+#define _GNU_SOURCE
+#endif
 #include "PropertyObservationAtomics.h"
 
 #if defined(__linux__)
 
-#include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+// The futex operations, as <linux/futex.h> defines them (FUTEX_WAIT or FUTEX_WAKE with
+// FUTEX_PRIVATE_FLAG: the word is not shared with another process). Spelled out so that the
+// kernel's headers need not be installed (musl's and Android's C libraries do not ship them).
+enum { poFutexWaitPrivate = 0 | 128, poFutexWakePrivate = 1 | 128 };
 
 /// How many times a contended `po_lock_lock` looks at the lock before it sleeps. The library holds
 /// a lock for a few dozen instructions, far less than a futex sleep and wake-up cost, so a holder
@@ -43,12 +51,12 @@ void po_lock_wait(po_lock *lock) {
   while (atomic_exchange_explicit(state, 2, memory_order_acquire) != 0) {
     // Returns at once if the word is no longer 2 (EAGAIN), or on a spurious wake-up: either
     // way the exchange looks again.
-    syscall(SYS_futex, state, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+    syscall(SYS_futex, state, poFutexWaitPrivate, 2, NULL, NULL, 0);
   }
 }
 
 void po_lock_wake(po_lock *lock) {
-  syscall(SYS_futex, &lock->state, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+  syscall(SYS_futex, &lock->state, poFutexWakePrivate, 1, NULL, NULL, 0);
 }
 
 #endif

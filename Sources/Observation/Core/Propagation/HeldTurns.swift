@@ -4,8 +4,8 @@
 /// Most propagations take one turn, of the graph of the observable they set: that one is kept in
 /// a field of its own, so taking and giving it back touches no array (a uniqueness and a capacity
 /// check each way, on every set). Later turns go to `rest`. Past a few turns (a transaction over
-/// many observables holds one per graph), the identities of all of them are kept too, so asking
-/// whether one is held costs O(1) rather than a scan.
+/// many observables holds one per graph), their identities are kept too, so asking whether one
+/// is held costs O(1) rather than a scan.
 ///
 /// Holds each graph strongly: a turn taken by a set inside a callback is given back when the
 /// outermost propagation ends, possibly after its observable, and with it the graph, was let go.
@@ -14,7 +14,7 @@ struct HeldTurns {
   private var first: PropagationGraph?
   /// The turns taken after `first`, in order.
   private var rest: [PropagationGraph] = []
-  /// The identities of every held turn once there are more than four; empty otherwise.
+  /// The identities of the graphs in `rest` once it holds four or more; empty otherwise.
   private var identities: Set<ObjectIdentifier> = []
 
   @inline(__always)
@@ -52,7 +52,7 @@ struct HeldTurns {
 
   @inline(__always)
   mutating func append(_ graph: PropagationGraph) {
-    guard let first else {
+    guard first != nil else {
       first = graph
       return
     }
@@ -60,7 +60,6 @@ struct HeldTurns {
     guard rest.count >= 4 else { return }
     if identities.isEmpty {
       identities = Set(rest.lazy.map(ObjectIdentifier.init))
-      identities.insert(ObjectIdentifier(first))
     } else {
       identities.insert(ObjectIdentifier(graph))
     }
