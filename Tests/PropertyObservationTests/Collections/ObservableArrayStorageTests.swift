@@ -1,3 +1,4 @@
+import Foundation
 import PropertyObservation
 import PropertyObservationTesting
 import TestSupport
@@ -13,7 +14,7 @@ struct ObservableArrayStorageTests {
   /// released twice shows), with or without keeping every snapshot.
   @Test(arguments: [false, true])
   func eachEditDeliversItsOwnChangeSetWhetherOrNotASnapshotIsKept(keepsSnapshots: Bool) {
-    let array = ObservableArray(["A", "B", "C", "D"].map(Tracked.init))
+    let array = ObservableArray(["A", "B", "C", "D"].map { Tracked($0) })
     var model = ["A", "B", "C", "D"]
     var kept: [(snapshot: ArraySnapshot<Tracked>, names: [String])] = []
     let log = RecordingLog<String>()
@@ -207,40 +208,56 @@ struct ObservableArrayStorageTests {
 
   /// Every element the array took is released exactly once, whichever way it left.
   @Test func everyElementIsReleasedOnceAfterInPlaceEdits() {
-    Tracked.resetLiveCount()
+    let live = LiveCount()
     do {
-      let array = ObservableArray((0..<6).map { Tracked("\($0)") })
-      array[0] = Tracked("a")
-      array.insert(Tracked("b"), at: 3)
+      let array = ObservableArray((0..<6).map { Tracked("\($0)", countedIn: live) })
+      array[0] = Tracked("a", countedIn: live)
+      array.insert(Tracked("b", countedIn: live), at: 3)
       array.remove(at: 1)
       array.removeSubrange(0..<2)
       array.move(from: 0, to: 2)
       let kept = array.elements
-      array[0] = Tracked("c")
-      array.append(Tracked("d"))
+      array[0] = Tracked("c", countedIn: live)
+      array.append(Tracked("d", countedIn: live))
       #expect(kept.map(\.name) == ["3", "4", "b", "5"])
       #expect(array.elements.map(\.name) == ["c", "4", "b", "5", "d"])
+      #expect(live.value == 6)
     }
-    #expect(Tracked.liveCount == 0)
+    #expect(live.value == 0)
   }
 }
 
-/// A reference-counted element that counts its live instances.
-final class Tracked: @unchecked Sendable {
-  // The count is touched only by the test that resets it, on its own thread.
-  nonisolated(unsafe) private(set) static var liveCount = 0
+/// A reference-counted element that can count its live instances in a ``LiveCount``.
+///
+/// Each test that counts has a count of its own: tests run in parallel, and a count shared by
+/// every `Tracked` would see another test's elements (it read 2 once, in a run beside a build).
+final class Tracked: Sendable {
   let name: String
+  private let liveCount: LiveCount?
 
-  init(_ name: String) {
+  init(_ name: String, countedIn liveCount: LiveCount? = nil) {
     self.name = name
-    Tracked.liveCount += 1
+    self.liveCount = liveCount
+    liveCount?.add(1)
   }
 
   deinit {
-    Tracked.liveCount -= 1
+    liveCount?.add(-1)
+  }
+}
+
+/// How many `Tracked` elements made with it are alive.
+///
+/// `@unchecked Sendable`: `count` is read and written only with `lock` held.
+final class LiveCount: @unchecked Sendable {
+  private let lock = NSLock()
+  private var count = 0
+
+  var value: Int {
+    lock.withLock { count }
   }
 
-  static func resetLiveCount() {
-    liveCount = 0
+  func add(_ delta: Int) {
+    lock.withLock { count += delta }
   }
 }
