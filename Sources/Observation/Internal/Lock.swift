@@ -12,8 +12,8 @@
 /// It is a plain pointer so that it can live inside the types that use it without another object.
 /// A lock made by ``init()`` has memory of its own, which its owner frees with ``deallocate()``
 /// exactly once, from `deinit`; an observable's lock points into the observable itself (see
-/// ``InlineLock``). Neither needs tearing down. It is not recursive: code that holds it never calls user code, so nothing
-/// can re-enter it on the same thread.
+/// ``InlineLock``). Neither needs tearing down. It is not recursive: code that holds it never
+/// calls user code, so nothing can re-enter it on the same thread.
 ///
 /// It is `package` so that PropertyObservationTesting locks with it instead of keeping a copy.
 ///
