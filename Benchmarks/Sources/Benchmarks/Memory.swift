@@ -42,7 +42,7 @@ func bytesPerObserver(count: Int) -> [String: Double] {
   measureBytes(Column.closures) { _ in
     var closures: [(Int) -> Void] = []
     for _ in 0..<count { closures.append { value in accumulator.total &+= value } }
-    return closures as AnyObject
+    return Kept(closures)
   }
   measureBytes(Column.floor) { owners in
     let floor = WeakOwnerFloor(0)
@@ -59,7 +59,7 @@ func bytesPerObserver(count: Int) -> [String: Double] {
     for _ in 0..<count {
       cancellables.append(subject.sink { value in accumulator.total &+= value })
     }
-    return [subject, cancellables] as AnyObject
+    return Kept((subject, cancellables))
   }
   measureBytes(Column.owner) { owners in
     let observable = Observable(0)
@@ -79,10 +79,21 @@ func bytesPerObserver(count: Int) -> [String: Double] {
     for _ in 0..<count {
       tokens.append(observable.observe { value, _ in accumulator.total &+= value })
     }
-    return [observable, tokens] as AnyObject
+    return Kept((observable, tokens))
   }
   consume(accumulator.total)
   return result
 }
 
 nonisolated(unsafe) private var keptAlive: [Any] = []
+
+/// What a column registered, kept in a small class of its own. (An array cast to `AnyObject`
+/// would measure Foundation's bridging as well: on Linux it becomes an `NSArray` whose elements
+/// are boxed one by one, a box per token or cancellable.)
+private final class Kept<Registrations> {
+  let registrations: Registrations
+
+  init(_ registrations: Registrations) {
+    self.registrations = registrations
+  }
+}
