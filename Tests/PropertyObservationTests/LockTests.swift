@@ -12,7 +12,7 @@ import Testing
   @Test func threadsIncrementingUnderTheLockLoseNoIncrement() async {
     let threads = 4
     let increments = 100_000
-    let total = await offThePool {
+    let (finishedThreads, total) = await offThePool {
       let counter = LockedCounter()
       let finished = DispatchSemaphore(value: 0)
       for _ in 0..<threads {
@@ -21,9 +21,13 @@ import Testing
           finished.signal()
         }
       }
-      for _ in 0..<threads { finished.wait() }
-      return counter.lock.withLock { counter.count }
+      // Bounded: a lock that lost a wake-up would leave a thread asleep, and the test must fail
+      // rather than hang.
+      let deadline = DispatchTime.now() + 60
+      let finishedCount = (0..<threads).count { _ in finished.wait(timeout: deadline) == .success }
+      return (finishedCount, counter.lock.withLock { counter.count })
     }
+    #expect(finishedThreads == threads, "a thread never finished: a lost wake-up")
     #expect(total == threads * increments)
   }
 
