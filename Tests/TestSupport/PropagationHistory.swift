@@ -1,4 +1,5 @@
 import Foundation
+import PropertyObservation
 
 #if canImport(Darwin)
   import Darwin
@@ -166,14 +167,14 @@ package struct HistoryReport: Sendable, CustomStringConvertible {
   }
 }
 
-/// Runs `set` and tells whether it took the library's turn timeout (100 ms, its default) or
-/// longer: it may then have stopped waiting for a holder that made no progress and queued its
-/// propagation, which takes effect after it returned (the Threading article's "When a setter
-/// cannot wait").
+/// Runs `set` and tells whether it took the library's turn timeout or longer (100 ms, or what
+/// `PROPERTY_OBSERVATION_TURN_TIMEOUT_MS` says): it may then have stopped waiting for a holder
+/// that made no progress and queued its propagation, which takes effect after it returned (the
+/// Threading article's "When a setter cannot wait").
 package func mayQueue(_ set: () -> Void) -> Bool {
   let start = DispatchTime.now().uptimeNanoseconds
   set()
-  return DispatchTime.now().uptimeNanoseconds - start >= 100_000_000
+  return DispatchTime.now().uptimeNanoseconds - start >= turnTimeoutNanoseconds
 }
 
 /// The recording side: a locked, append-only log of propagations and publications.

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import PropertyObservation
+import TestSupport
 
 #if canImport(Darwin)
   import Darwin
@@ -35,7 +36,7 @@ enum ModelEvent: Sendable {
   /// An owner's `deinit` ran.
   case ownerDied(owner: Int)
   /// A top-level set of `value` by model thread `thread` returned; `quick` if it took less than
-  /// the 100 ms after which a waiting setter may give up its turn.
+  /// the turn timeout after which a waiting setter may give up its turn (see `mayQueue(_:)`).
   case setReturned(value: Int, thread: Int, quick: Bool)
 }
 
@@ -204,10 +205,8 @@ final class ThreadedModel: Sendable {
 
   /// Sets a top-level `value` from model thread `thread` and records when the set returned.
   func set(_ value: Int, thread: Int) {
-    let start = DispatchTime.now().uptimeNanoseconds
-    observable.value = value
-    let elapsed = DispatchTime.now().uptimeNanoseconds - start
-    log.append(.setReturned(value: value, thread: thread, quick: elapsed < 100_000_000))
+    let mayHaveBeenQueued = mayQueue { observable.value = value }
+    log.append(.setReturned(value: value, thread: thread, quick: !mayHaveBeenQueued))
   }
 
   /// Registers the anchor, `[.old, .new]`, whose token the caller keeps to the end.

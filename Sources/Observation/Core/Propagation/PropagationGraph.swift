@@ -415,14 +415,25 @@ struct Progress: Equatable {
 /// the value of the `PROPERTY_OBSERVATION_TURN_TIMEOUT_MS` environment variable, read once. CI
 /// raises it under ThreadSanitizer, where a holder on a loaded machine can go 100 ms without
 /// starting a round although nothing blocks it.
-let turnTimeout: DispatchTimeInterval = {
+let turnTimeoutMilliseconds: Int = {
   if let raw = getenv("PROPERTY_OBSERVATION_TURN_TIMEOUT_MS"),
     let milliseconds = Int(String(cString: raw)), milliseconds > 0
   {
-    return .milliseconds(milliseconds)
+    return milliseconds
   }
-  return .milliseconds(100)
+  return 100
 }()
+
+/// ``turnTimeoutMilliseconds`` as a dispatch interval.
+var turnTimeout: DispatchTimeInterval {
+  .milliseconds(turnTimeoutMilliseconds)
+}
+
+/// ``turnTimeoutMilliseconds`` in nanoseconds, for the package's tests: a set that returned
+/// sooner cannot have stopped waiting and queued its propagation.
+package var turnTimeoutNanoseconds: UInt64 {
+  UInt64(turnTimeoutMilliseconds) * 1_000_000
+}
 
 /// The waits between threads, for the cycle check: which graph each waiting thread waits for.
 enum TurnWaits {
