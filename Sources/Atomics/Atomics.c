@@ -18,8 +18,8 @@ enum { poFutexWaitPrivate = 0 | 128, poFutexWakePrivate = 1 | 128 };
 
 /// How many times a contended `po_lock_lock` looks at the lock before it sleeps. The library holds
 /// a lock for a few dozen instructions, far less than a futex sleep and wake-up cost, so a holder
-/// running on another core usually lets go within the spin (glibc's adaptive mutex, which this
-/// lock replaces, spins up to 100 times too).
+/// running on another core usually lets go within the spin (glibc's adaptive mutex spins as
+/// long).
 static const int spinsBeforeSleeping = 100;
 
 static inline void relaxProcessor(void) {

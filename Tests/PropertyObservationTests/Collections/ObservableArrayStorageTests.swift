@@ -230,7 +230,7 @@ struct ObservableArrayStorageTests {
 /// A reference-counted element that can count its live instances in a ``LiveCount``.
 ///
 /// Each test that counts has a count of its own: tests run in parallel, and a count shared by
-/// every `Tracked` would see another test's elements (it read 2 once, in a run beside a build).
+/// every `Tracked` would see another test's elements.
 final class Tracked: Sendable {
   let name: String
   private let liveCount: LiveCount?
