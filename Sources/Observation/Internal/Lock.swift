@@ -130,11 +130,3 @@ func releaseOutsideLock<Element>(_ released: inout [Element]) {
   withExtendedLifetime(released) {}
   released = []
 }
-
-/// ``releaseOutsideLock(_:)`` for a single optional value.
-@inline(__always)
-func releaseOutsideLock<Wrapped>(_ released: inout Wrapped?) {
-  Lock.assertNotHeld("A value was released")
-  withExtendedLifetime(released) {}
-  released = nil
-}

@@ -163,13 +163,24 @@ struct ObserverEntry<Value> {
   /// release it (and whatever it captured, whose deinit is user code) after unlocking. Only safe
   /// while no round runs, or for an entry the round has passed: a round may be executing this
   /// very closure.
+  ///
+  /// Clears the word too, so the entry reads as vacant (``holdsCallback`` is `false`): a removed
+  /// entry is never selected, called or moved again, so nothing reads its identity.
   @inline(__always)
   mutating func takeCallback(leaving vacant: @escaping (Value, ObservableOptions) -> Void)
     -> (Value, ObservableOptions) -> Void
   {
-    defer { callback = vacant }
+    defer {
+      callback = vacant
+      word = 0
+    }
     return callback
   }
+
+  /// Whether the entry holds a closure of its own: `false` for a vacant slot and for a removed
+  /// entry whose closure was taken, whose word is 0. Any other entry's word holds an identity,
+  /// an address, which is never 0.
+  @inline(__always) var holdsCallback: Bool { word != 0 }
 
   /// Whether the entry can still be called: not removed, and a token entry or a living owner.
   /// This costs a weak load for owner entries, so the delivery loop does not use it.

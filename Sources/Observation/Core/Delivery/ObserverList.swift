@@ -88,12 +88,13 @@ struct ObserverList<Value>: ~Copyable {
     initializedEnd = end
   }
 
-  /// Takes the closure out of the entry at `index`, leaving the vacant one, so that it can be
-  /// released after unlocking. Only safe while no round runs, or for an entry the round has
-  /// passed: a round may be executing this very closure.
+  /// Takes the closure out of the removed entry at `index`, leaving the vacant one, so that it
+  /// can be released after unlocking. Only safe while no round runs, or for an entry the round
+  /// has passed: a round may be executing this very closure.
   @inline(__always)
   mutating func takeCallback(at index: Int) -> Callback {
-    (base + index).pointee.takeCallback(leaving: vacantCallback)
+    assert((base + index).pointee.isRemoved, "A closure was taken from a live entry.")
+    return (base + index).pointee.takeCallback(leaving: vacantCallback)
   }
 
   /// Appends `draft`'s entry, making room first (see ``makeRoom(released:)``).
@@ -156,7 +157,7 @@ struct ObserverList<Value>: ~Copyable {
   /// the owner `identity`, if that owner has no `addObserver` entry to replace; the caller then
   /// appends its entry with ``appendAssumingRoom(_:indexed:)``, `indexed: true`. Returns false,
   /// changing nothing, when the owner has such an entry (see
-  /// ``reserveSlot(replacingEntryOf:replaced:)``) or the registration must take the general
+  /// ``replaceableSlot(ofOwner:)``) or the registration must take the general
   /// path: no vacant slot is ready, the index is not built yet, or `addObserver` entries outside it
   /// could match. One probe of the index both looks the owner up and records the new slot.
   @inline(__always)
@@ -171,28 +172,35 @@ struct ObserverList<Value>: ~Copyable {
     hasRoom && isIndexing && unindexedReplaceable == 0
   }
 
-  /// ``reserveIndexedSlot(for:)`` for an owner that has one `addObserver` entry: that entry is
-  /// marked removed and its closure moved to `replaced`, to be released after unlocking. Only
-  /// while no round runs: a round may be calling the replaced closure. Returns false, changing
-  /// nothing, under the conditions of ``reserveIndexedSlot(for:)``, or when the removal would
-  /// leave half the buffer marked (the general path compacts then).
+  /// The slot of the owner `identity`'s one `addObserver` entry, when a replacing registration
+  /// may replace it on the fast path (see ``replaceEntry(at:ofOwner:)``): under the conditions of
+  /// ``reserveIndexedSlot(for:)``, and unless the removal would leave half the buffer marked (the
+  /// general path compacts then). Only while no round runs: a round may be calling the entry's
+  /// closure.
   ///
   /// Replacing an owner's registration is common (a view re-registering as it reappears, a new
-  /// owner at a dead one's address), and the general path pays for a list of released closures
-  /// in this unspecialized code: several generic metadata look-ups. Not inlined: it is the less
-  /// common case, and the new owner's path stays small.
-  @inline(never)
-  mutating func reserveSlot(replacingEntryOf identity: UInt, replaced: inout Callback?) -> Bool {
-    guard canReserveIndexedSlot, (markedCount + 1) * 2 < count,
-      let slot = indexedSlot(ofOwner: identity)
-    else { return false }
+  /// owner at a dead one's address). The general path pays for a list of released closures,
+  /// and an optional closure or a call on the list would each pay a generic metadata look-up in
+  /// this unspecialized code, so the two steps are inlined and return plain values.
+  @inline(__always)
+  func replaceableSlot(ofOwner identity: UInt) -> Int? {
+    guard canReserveIndexedSlot, (markedCount + 1) * 2 < count else { return nil }
+    return indexedSlot(ofOwner: identity)
+  }
+
+  /// Marks the entry at `slot`, which ``replaceableSlot(ofOwner:)`` returned, removed, records
+  /// the next slot as the owner's in the index, and returns the entry's closure, for the caller
+  /// to release after unlocking. The caller then appends the new entry with
+  /// ``appendAssumingRoom(_:indexed:)``, `indexed: true`.
+  @inline(__always)
+  mutating func replaceEntry(at slot: Int, ofOwner identity: UInt) -> Callback {
     markRemoved(at: slot)
-    replaced = takeCallback(at: slot)
+    let replaced = takeCallback(at: slot)
     // Its only `addObserver` entry is gone (every other one would be in the index, or counted
     // in `unindexedReplaceable`), so this cannot fail.
     let added = indexIfAbsent(identity, at: count)
     assert(added, "The owner still had an indexed entry after its only one was removed.")
-    return true
+    return replaced
   }
 
   /// Maps the owner `identity` to `slot` in the owner index unless it is mapped; returns
@@ -214,7 +222,7 @@ struct ObserverList<Value>: ~Copyable {
   @inline(__always) var hasRoom: Bool { count < initializedEnd }
 
   /// Appends `draft`'s entry to a buffer that ``hasRoom``; `indexed` when
-  /// ``reserveIndexedSlot(for:)`` or ``reserveSlot(replacingEntryOf:replaced:)`` has already
+  /// ``reserveIndexedSlot(for:)`` or ``replaceEntry(at:ofOwner:)`` has already
   /// recorded it in the owner index.
   @inline(__always)
   mutating func appendAssumingRoom(_ draft: consuming Entry.Draft, indexed: Bool = false) {
@@ -341,23 +349,26 @@ struct ObserverList<Value>: ~Copyable {
   }
 
   /// Removes, in place and keeping order, the entries marked removed, moving any closure they
-  /// still hold to `released`. Each run of kept entries moves with one bulk move (a memmove where
-  /// entries are bitwise-takable) rather than entry by entry through a predicate: in this
-  /// unspecialized code that costs ~60 ns per entry, which made releasing n tokens one by one
-  /// take seconds for n = 5000.
+  /// still hold to `released`. Each run of removed entries is deinitialized with one call and
+  /// each run of kept entries moves with one bulk move (a memmove where entries are
+  /// bitwise-takable): in this unspecialized code every call on the generic entry type costs a
+  /// metadata look-up, and moving entries one by one through a predicate cost ~60 ns each,
+  /// which made releasing n tokens one by one take seconds for n = 5000.
   mutating func removeMarked(released: inout [Callback]) {
     var index = 0
     while index < count && !(base + index).pointee.isRemoved { index += 1 }
     var kept = index
     while index < count {
-      if (base + index).pointee.isRemoved {
-        released.append(takeCallback(at: index))
-        (base + index).deinitialize(count: 1)
-        index += 1
-        continue
+      var end = index
+      while end < count && (base + end).pointee.isRemoved {
+        // A replaced or cancelled entry's closure was taken already: nothing to release.
+        if (base + end).pointee.holdsCallback { released.append(takeCallback(at: end)) }
+        end += 1
       }
-      var end = index + 1
+      (base + index).deinitialize(count: end - index)
+      index = end
       while end < count && !(base + end).pointee.isRemoved { end += 1 }
+      guard end > index else { break }
       (base + kept).moveInitialize(from: base + index, count: end - index)
       for moved in kept..<(kept + end - index) {
         entryDidMove(to: moved, from: moved + index - kept)

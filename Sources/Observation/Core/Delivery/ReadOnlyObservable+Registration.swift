@@ -27,14 +27,12 @@ extension ReadOnlyObservable {
           lock.unlock()
           return
         }
-        var replaced: Callback?
-        if replacing
-          && delivery.observers.reserveSlot(replacingEntryOf: draft.identity, replaced: &replaced)
-        {
+        if replacing, let slot = delivery.observers.replaceableSlot(ofOwner: draft.identity) {
+          let replaced = delivery.observers.replaceEntry(at: slot, ofOwner: draft.identity)
           delivery.observers.appendAssumingRoom(draft, indexed: true)
           lock.unlock()
           // Released here, after unlocking: what the replaced closure captured may run a deinit.
-          releaseOutsideLock(&replaced)
+          releaseOutsideLock(replaced)
           return
         }
       }
@@ -272,4 +270,12 @@ final class CatchingUpRegistration<Value> {
   init(_ entry: ObserverEntry<Value>) {
     self.entry = entry
   }
+}
+
+/// Lets go of `callback` here, where the caller holds no lock: what it captured may run a deinit,
+/// which is user code. Takes the closure itself rather than an optional or an array of them,
+/// which would each cost generic metadata look-ups in the unspecialized code that calls it.
+@inline(never)
+func releaseOutsideLock<Value>(_ callback: consuming @escaping (Value, ObservableOptions) -> Void) {
+  Lock.assertNotHeld("A closure was released")
 }
