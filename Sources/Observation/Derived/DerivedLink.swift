@@ -81,7 +81,7 @@ extension ReadOnlyObservable {
     // moment it is built, inside `.initial`.
     let token = ObservationToken(source: self)
     let link = DerivedLink<Result>(
-      ranking: DerivedRank(above: [self]), upstream: token)
+      ranking: DerivedRank(above: self), upstream: token)
     let callback = makeStep(link)
     register(
       NewEntry(token: token, options: [.initial, .new], callback: callback),

@@ -47,11 +47,28 @@ final class DerivedRank {
   ///   - sources: The observables the derived observable reads.
   ///   - switching: Whether the derived observable is a `flatMapLatest`, whose rank rises
   ///     when it switches (see ``follow(_:)``).
-  init(above sources: [any DerivedSource], switching: Bool = false) {
-    graph = PropagationGraph.join(sources.map(\.propagationGraph))
+  convenience init(above sources: [any DerivedSource], switching: Bool = false) {
+    let graph = PropagationGraph.join(sources.map(\.propagationGraph))
     // Joining may have waited for turns; outside a propagation, nothing needs them any more.
     ObservationContext.current.giveBackTurnsIfOutside()
-    let ranks = sources.map(\.derivedRank)
+    self.init(graph: graph, ranks: sources.map(\.derivedRank), switching: switching)
+  }
+
+  /// Ranks a new derived observable that reads one source (`map`, a filter,
+  /// `removeDuplicates`): the same as `init(above: [source])`, without its arrays. Its graph is
+  /// the source's, which a join of one graph would return, waiting for nothing.
+  ///
+  /// - Parameter source: The observable the derived observable reads.
+  convenience init(above source: any DerivedSource) {
+    self.init(
+      graph: source.propagationGraph.root, ranks: CollectionOfOne(source.derivedRank),
+      switching: false)
+  }
+
+  /// Ranks a new derived observable in `graph` above `ranks`, its sources' ranks (`nil` for a
+  /// root observable), and records it as their dependent.
+  private init(graph: PropagationGraph, ranks: some Collection<DerivedRank?>, switching: Bool) {
+    self.graph = graph
     let canRise = switching || ranks.contains { $0?.edges != nil }
     edges = canRise ? Edges() : nil
     let lock = DerivedRank.graphLock
