@@ -51,7 +51,8 @@ extension ReadOnlyObservable {
         token: token, options: options,
         callback: isolation.confine(closure, owner: nil, key: .token, on: self))
     }
-    register(entry, replacing: false, initial: options.contains(.initial) ? closure : nil)
+    register(
+      entry, replacing: false, initial: closure, sendsInitial: options.contains(.initial))
     return token
   }
 
@@ -120,7 +121,8 @@ extension ReadOnlyObservable {
           keepingAlive(callback), owner: owner, key: .owned(by: owner), on: self)
       ),
       replacing: false,
-      initial: options.contains(.initial) ? callback : nil
+      initial: callback,
+      sendsInitial: options.contains(.initial)
     )
   }
 

@@ -178,7 +178,8 @@ public class ReadOnlyObservable<Value> {
           keepingAlive(closure), owner: observer, key: .replaceable(ownedBy: observer), on: self)
       ),
       replacing: removeIfExists,
-      initial: options.contains(.initial) ? closure : nil
+      initial: closure,
+      sendsInitial: options.contains(.initial)
     )
   }
 

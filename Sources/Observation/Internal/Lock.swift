@@ -117,16 +117,3 @@ struct InlineLock {
     }
   }
 #endif
-
-/// Lets go of what `released` holds, here, where the caller holds no lock: a released closure or
-/// value may run a deinit that is user code.
-///
-/// Assigning an empty value is not enough on its own: an optimised build may end a value's
-/// lifetime right after its last use, which is inside the locked region where it was filled.
-/// Reading it here keeps it alive until this point.
-@inline(__always)
-func releaseOutsideLock<Element>(_ released: inout [Element]) {
-  Lock.assertNotHeld("A value was released")
-  withExtendedLifetime(released) {}
-  released = []
-}

@@ -26,7 +26,7 @@ extension ReadOnlyObservable {
   @inline(never)
   private func drainQueue() {
     let thread = ThreadID.current
-    var released: [Callback] = []
+    var released = [Callback]()
     while true {
       delivery.state.requireDeliverer(thread)
       if delivery.needsCompaction {

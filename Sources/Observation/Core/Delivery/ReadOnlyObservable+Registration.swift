@@ -3,8 +3,13 @@
 // deferred, so a round's list is stable (see `DeliveryState.register` and `.remove`).
 
 extension ReadOnlyObservable {
-  /// Adds `draft`'s entry and delivers `.initial` through `initial`. A registration with neither
-  /// `.old` nor `.new` is not kept, but still replaces the owner's earlier registrations.
+  /// Adds `draft`'s entry and, if `sendsInitial`, delivers `.initial` through `initial`. A
+  /// registration with neither `.old` nor `.new` is not kept, but still replaces the owner's
+  /// earlier registrations.
+  ///
+  /// `initial` is a closure and a flag rather than an optional closure: in this unspecialized
+  /// code, wrapping a closure in an optional and unwrapping it each allocate a reabstraction
+  /// thunk and look up the function type's metadata.
   // Inlined into each way of registering, with the common cases first: no `.initial`, no round
   // running, room in the buffer, and nothing to replace (or, out of line, one indexed entry of
   // the owner to replace). They need no propagation, no list of closures to release, no call on
@@ -12,8 +17,10 @@ extension ReadOnlyObservable {
   // instructions in this unspecialized code (generic metadata look-ups, value witnesses),
   // several times what appending costs.
   @inline(__always)
-  final func register(_ draft: consuming NewEntry, replacing: Bool, initial: Callback?) {
-    if FastPaths.areEnabled && initial == nil && !draft.isRemoved {
+  final func register(
+    _ draft: consuming NewEntry, replacing: Bool, initial: Callback, sendsInitial: Bool = true
+  ) {
+    if FastPaths.areEnabled && !sendsInitial && !draft.isRemoved {
       lock.lock()
       unowned(unsafe) let delivery = makeDeliveryIfNeeded()
       if delivery.state.role == .idle && !delivery.hasPending {
@@ -38,7 +45,7 @@ extension ReadOnlyObservable {
       }
       lock.unlock()
     }
-    registerInGeneral(draft, replacing: replacing, initial: initial)
+    registerInGeneral(draft, replacing: replacing, initial: initial, sendsInitial: sendsInitial)
   }
 
   /// The general path of every registration. A registration with `.initial` is a propagation of
@@ -46,14 +53,16 @@ extension ReadOnlyObservable {
   /// its `.initial` and its first round, and holds the deliverer role while `.initial` runs, so
   /// that a change made inside `.initial` reaches it after `.initial`.
   @inline(never)
-  private func registerInGeneral(_ draft: NewEntry, replacing: Bool, initial: Callback?) {
+  private func registerInGeneral(
+    _ draft: NewEntry, replacing: Bool, initial: Callback, sendsInitial wantsInitial: Bool
+  ) {
     let context = ObservationContext.current
     context.beginPropagation()
     defer { context.endPropagation() }
-    var released: [Callback] = []
+    var released = [Callback]()
     lock.lock()
     let graph = makeDeliveryIfNeeded().graph
-    var sendsInitial = initial != nil
+    var sendsInitial = wantsInitial
     if sendsInitial && !context.holdsTurn(of: graph) {
       if graph.takeIfFree(by: context) {
         context.noteTaken(graph)
@@ -72,12 +81,11 @@ extension ReadOnlyObservable {
       let value = storage
       lock.unlock()
       releaseOutsideLock(&released)
-      initial?(value, .initial)
+      if wantsInitial { initial(value, .initial) }
       return
     }
-    guard sendsInitial || initial == nil else {
-      return registerCatchingUp(
-        Entry(draft), initial: initial.unsafelyUnwrapped, released: &released)
+    guard sendsInitial || !wantsInitial else {
+      return registerCatchingUp(Entry(draft), initial: initial, released: &released)
     }
     let queueIsEmpty =
       !delivery.hasPending && !delivery.hasBoundaryWork && !delivery.needsCompaction
@@ -92,23 +100,21 @@ extension ReadOnlyObservable {
     case .enqueue:
       // Re-entrant, or during another thread's round: the entry waits in the queue, so it sees
       // only the changes made after this point, and `.initial` can go out now.
-      let entry = Entry(draft)
-      enqueueRegistration(.add(entry), of: entry)
+      enqueueRegistration(Entry(draft))
       let value = storage
       lock.unlock()
       releaseOutsideLock(&released)
-      initial?(value, .initial)
+      if wantsInitial { initial(value, .initial) }
     case .appendAndDeliverInitial, .enqueueAndDeliverInitial:
       if action == .appendAndDeliverInitial {
         delivery.observers.append(draft, released: &released)
       } else {
-        let entry = Entry(draft)
-        enqueueRegistration(.add(entry), of: entry)
+        enqueueRegistration(Entry(draft))
       }
       let value = storage
       lock.unlock()
       releaseOutsideLock(&released)
-      initial.unsafelyUnwrapped(value, .initial)
+      initial(value, .initial)
       drain()
     }
   }
@@ -159,14 +165,14 @@ extension ReadOnlyObservable {
     case .append:
       delivery.observers.append(registration.entry, released: &released)
     case .enqueue, .appendAndDeliverInitial, .enqueueAndDeliverInitial:
-      enqueueRegistration(.add(registration.entry), of: registration.entry)
+      enqueueRegistration(registration.entry)
     }
     lock.unlock()
     releaseOutsideLock(&released)
   }
 
   final func remove(_ selection: Selection, token: ObservationToken? = nil) {
-    var released: [Callback] = []
+    var released = [Callback]()
     lock.withLock {
       // Without delivery storage nobody ever registered: there is nothing to remove.
       guard deliveryStorage != nil else { return }
@@ -208,9 +214,11 @@ extension ReadOnlyObservable {
   }
 
   /// Queues a registration made during a round, remembering where a token's or a binding's
-  /// waits so that cancelling it costs O(1) (see ``cancelQueuedAdds(_:released:)``).
-  private func enqueueRegistration(_ event: PendingEvent, of entry: Entry) {
-    enqueue(event)
+  /// waits so that cancelling it costs O(1) (see ``cancelQueuedAdds(_:released:)``). Out of line,
+  /// so that the registrations that queue nothing pay no metadata look-up for the queue's event.
+  @inline(never)
+  private func enqueueRegistration(_ entry: Entry) {
+    enqueue(.add(entry))
     delivery.queuedRegistrationCount += 1
     if entry.kindBits >= Entry.handleKind {
       delivery.queuedRegistrations[entry.identity] = delivery.pending.positionOfNewest
@@ -273,9 +281,26 @@ final class CatchingUpRegistration<Value> {
 }
 
 /// Lets go of `callback` here, where the caller holds no lock: what it captured may run a deinit,
-/// which is user code. Takes the closure itself rather than an optional or an array of them,
-/// which would each cost generic metadata look-ups in the unspecialized code that calls it.
+/// which is user code.
+///
+/// A call, taking the closure itself: keeping a value alive with `withExtendedLifetime` in this
+/// unspecialized code looks up its type's metadata (a function type, an optional, an array of
+/// them) first, and an optimised build may end a value's lifetime right after its last use,
+/// which is inside the locked region where it was taken.
 @inline(never)
 func releaseOutsideLock<Value>(_ callback: consuming @escaping (Value, ObservableOptions) -> Void) {
   Lock.assertNotHeld("A closure was released")
+}
+
+/// Lets go of the closures `released` holds here, where the caller holds no lock, and leaves it
+/// empty (see the single-closure form). Most calls find it empty and return at once.
+@inline(__always)
+func releaseOutsideLock<Value>(_ released: inout [(Value, ObservableOptions) -> Void]) {
+  Lock.assertNotHeld("A closure was released")
+  if released.count > 0 { releaseAll(&released) }
+}
+
+@inline(never)
+private func releaseAll<Value>(_ released: inout [(Value, ObservableOptions) -> Void]) {
+  released = Array()
 }
