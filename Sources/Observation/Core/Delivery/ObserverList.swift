@@ -37,19 +37,26 @@ struct ObserverList<Value>: ~Copyable {
   /// How many times a full buffer was sampled for dead owners: moves the next sample.
   private var samplings = 0
 
-  /// Where each owner's `addObserver` entry is (its first one, when it has several), so that
-  /// replacing and removing an owner's registrations is O(1) instead of a scan. Entries outside
-  /// the index are counted, and a removal scans only when some could match.
-  ///
-  /// Built on the first removal by owner (a `removeIfExists` or a `removeObserver`) and kept up
-  /// to date from then on: a list that is only ever appended to, like one of a hundred thousand
-  /// `removeIfExists: false` registrations, pays nothing for it.
-  private var replaceableSlots = OwnerIndex()
-  private var isIndexing = false
-  /// Live `addObserver` entries that are not in `replaceableSlots`.
-  private var unindexedReplaceable = 0
-  /// Live `observe(with:)` and binding entries (never indexed).
-  private var ownedAndHandles = 0
+  /// The owner index and its counts (see ``OwnerBook``), made on the first removal by owner (a
+  /// `removeIfExists` or a `removeObserver`) and kept up to date from then on. A list that is
+  /// only ever appended to, like one of a hundred thousand `removeIfExists: false`
+  /// registrations, or one of tokens only, like every level of a derived chain, pays nothing
+  /// for it but this reference.
+  private var book: OwnerBook?
+  /// Whether the owner index is built.
+  @inline(__always) private var isIndexing: Bool { book != nil }
+  /// Live `addObserver` entries that are not in the index (none while it is not built).
+  @inline(__always) private var unindexedReplaceable: Int {
+    isIndexing ? withBook { $0.unindexedReplaceable } : 0
+  }
+
+  /// Calls `body` with the book, which must exist, without retaining it: the list holds it
+  /// until ``deallocate()``, and a retain and a release would cost a registration more than its
+  /// index probe.
+  @inline(__always)
+  private func withBook<Result>(_ body: (OwnerBook) -> Result) -> Result {
+    Unmanaged.passUnretained(book.unsafelyUnwrapped)._withUnsafeGuaranteedRef(body)
+  }
 
   /// The closure of vacant slots and of removed entries, also in the observable's queues: one
   /// per list, since a closure literal in this generic code allocates its context each time it
@@ -68,7 +75,7 @@ struct ObserverList<Value>: ~Copyable {
     // The owning observable is in its deinit: no lock is held.
     base.deinitialize(count: initializedEnd)
     base.freeMallocated()
-    replaceableSlots.deallocate()
+    book = nil
     count = 0
   }
 
@@ -208,14 +215,16 @@ struct ObserverList<Value>: ~Copyable {
   @inline(__always)
   private mutating func indexIfAbsent(_ identity: UInt, at slot: Int) -> Bool {
     let base = base
-    return replaceableSlots.insertIfAbsent(identity, slot: slot) { (base + $0).pointee.identity }
+    return withBook {
+      $0.slots.insertIfAbsent(identity, slot: slot) { (base + $0).pointee.identity }
+    }
   }
 
   /// The slot of the owner `identity`'s indexed `addObserver` entry, if the index has one.
   @inline(__always)
   private func indexedSlot(ofOwner identity: UInt) -> Int? {
     let base = base
-    return replaceableSlots.slot(of: identity) { (base + $0).pointee.identity }
+    return withBook { $0.slots.slot(of: identity) { (base + $0).pointee.identity } }
   }
 
   /// Whether ``appendAssumingRoom(_:)`` may be called: a vacant slot follows the last entry.
@@ -238,11 +247,11 @@ struct ObserverList<Value>: ~Copyable {
     case Entry.tokenKind:
       ObservationToken.setSlotHint(count, forIdentity: entry.pointee.identity)
     case Entry.replaceableKind:
-      if !indexed && isIndexing && !indexIfAbsent(entry.pointee.identity, at: count) {
-        unindexedReplaceable += 1
+      if !indexed, let book, !indexIfAbsent(entry.pointee.identity, at: count) {
+        book.unindexedReplaceable += 1
       }
     default:
-      if isIndexing { ownedAndHandles += 1 }
+      book?.ownedAndHandles += 1
     }
     count += 1
     if entry.pointee.wantsOld { oldCount += 1 }
@@ -283,8 +292,9 @@ struct ObserverList<Value>: ~Copyable {
 
   /// Indexes the live entries, the first time a removal by owner needs it.
   private mutating func buildIndexIfNeeded() {
-    guard !isIndexing else { return }
-    isIndexing = true
+    guard book == nil else { return }
+    let book = OwnerBook()
+    self.book = book
     // Kinds compared as bits, as in `markRemoved(at:)`: the generic `Kind` enum would cost a
     // metadata look-up per entry here.
     for index in 0..<count where !(base + index).pointee.isRemoved {
@@ -292,9 +302,9 @@ struct ObserverList<Value>: ~Copyable {
       case Entry.tokenKind: break
       case Entry.replaceableKind:
         if !indexIfAbsent((base + index).pointee.identity, at: index) {
-          unindexedReplaceable += 1
+          book.unindexedReplaceable += 1
         }
-      default: ownedAndHandles += 1
+      default: book.ownedAndHandles += 1
       }
     }
   }
@@ -318,7 +328,7 @@ struct ObserverList<Value>: ~Copyable {
     switch selection {
     case .handle: true
     case .replaceable: unindexedReplaceable > 0
-    case .owner: unindexedReplaceable > 0 || ownedAndHandles > 0
+    case .owner: unindexedReplaceable > 0 || (book?.ownedAndHandles ?? 0) > 0
     }
   }
 
@@ -327,15 +337,16 @@ struct ObserverList<Value>: ~Copyable {
     // enum, costs a metadata look-up in this unspecialized code.
     let entry = base + index
     if entry.pointee.wantsOld { oldCount -= 1 }
-    switch entry.pointee.kindBits {
-    case Entry.tokenKind: break
-    case _ where !isIndexing: break
-    case Entry.replaceableKind:
-      if !replaceableSlots.removeSlot(index, of: entry.pointee.identity) {
-        unindexedReplaceable -= 1
+    if let book {
+      switch entry.pointee.kindBits {
+      case Entry.tokenKind: break
+      case Entry.replaceableKind:
+        if !book.slots.removeSlot(index, of: entry.pointee.identity) {
+          book.unindexedReplaceable -= 1
+        }
+      default:
+        book.ownedAndHandles -= 1
       }
-    default:
-      ownedAndHandles -= 1
     }
     entry.pointee.markRemoved()
     markedCount += 1
@@ -389,7 +400,7 @@ struct ObserverList<Value>: ~Copyable {
     case Entry.tokenKind:
       ObservationToken.setSlotHint(newIndex, forIdentity: entry.pointee.identity)
     case Entry.replaceableKind:
-      replaceableSlots.moveSlot(of: entry.pointee.identity, from: oldIndex, to: newIndex)
+      book?.slots.moveSlot(of: entry.pointee.identity, from: oldIndex, to: newIndex)
     default:
       break
     }
@@ -427,7 +438,7 @@ struct ObserverList<Value>: ~Copyable {
         if (base + index).pointee.isRemoved { marked += 1 }
       }
       precondition(old == oldCount, "oldCount \(oldCount) != \(old) entries wanting .old")
-      guard isIndexing else { return }
+      guard let book else { return }
       var replaceable = 0
       var others = 0
       for index in 0..<count where !(base + index).pointee.isRemoved {
@@ -438,15 +449,15 @@ struct ObserverList<Value>: ~Copyable {
         case .owned, .handle: others += 1
         }
       }
-      for index in replaceableSlots.slots {
+      for index in book.slots.slots {
         precondition(
           index < count && !(base + index).pointee.isRemoved
             && (base + index).pointee.kindBits == Entry.replaceableKind
             && indexedSlot(ofOwner: (base + index).pointee.identity) == index,
           "the owner index points at slot \(index), which is not that owner's entry")
       }
-      precondition(replaceable == unindexedReplaceable, "unindexed count is off")
-      precondition(others == ownedAndHandles, "owned and handle count is off")
+      precondition(replaceable == book.unindexedReplaceable, "unindexed count is off")
+      precondition(others == book.ownedAndHandles, "owned and handle count is off")
       precondition(
         marked <= markedCount, "\(marked) removed entries but markedCount \(markedCount)")
       precondition(
@@ -462,5 +473,25 @@ struct ObserverList<Value>: ~Copyable {
     base.freeMallocated()
     base = newBase
     capacity = newCapacity
+  }
+}
+
+/// What an ``ObserverList`` keeps once a removal by owner needs it: where each owner's
+/// `addObserver` entry is (its first one, when it has several), so that replacing and removing
+/// an owner's registrations is O(1) instead of a scan, and the entries the index does not cover,
+/// counted, so that a removal scans only when some could match.
+///
+/// A class of its own, made only then: its fields would otherwise make the delivery storage of
+/// every observed observable 40 bytes larger. Guarded like its list: by the observable's lock
+/// and its delivering-thread rule, which dynamic exclusivity checks cannot see.
+private final class OwnerBook {
+  @exclusivity(unchecked) var slots = OwnerIndex()
+  /// Live `addObserver` entries that are not in `slots`.
+  @exclusivity(unchecked) var unindexedReplaceable = 0
+  /// Live `observe(with:)` and binding entries (never indexed).
+  @exclusivity(unchecked) var ownedAndHandles = 0
+
+  deinit {
+    slots.deallocate()
   }
 }
