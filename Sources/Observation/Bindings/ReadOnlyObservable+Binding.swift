@@ -163,7 +163,8 @@ extension ReadOnlyObservable {
           keepingAlive(callback), owner: target, key: .handle(binding, ownedBy: target), on: self)
       ),
       replacing: false,
-      initial: callback
+      initial: callback,
+      sendsInitial: true
     )
     binding.registrationDidStart()
     return binding

@@ -82,7 +82,8 @@ final class DerivedArray<Element>: ReadOnlyObservableArray<Element> {
     source.changes.register(
       .init(token: token, options: [.initial, .new], callback: callback),
       replacing: false,
-      initial: callback
+      initial: callback,
+      sendsInitial: true
     )
     guard let derived = link.built else {
       preconditionFailure("a source did not deliver .initial inside its registering call")

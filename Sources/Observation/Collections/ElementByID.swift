@@ -33,7 +33,7 @@ final class ElementByID<Element: Identifiable>: ReadOnlyObservable<Element?> {
     observable.upstream = token
     array.changes.register(
       .init(token: token, options: [.initial, .new], callback: callback),
-      replacing: false, initial: callback)
+      replacing: false, initial: callback, sendsInitial: true)
     return observable
   }
 

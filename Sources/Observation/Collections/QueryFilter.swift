@@ -129,7 +129,7 @@ final class QueryFilter<Element, Query> {
     }
     query.register(
       .init(token: queryToken, options: [.initial, .new], callback: queryCallback),
-      replacing: false, initial: queryCallback)
+      replacing: false, initial: queryCallback, sendsInitial: true)
     let upstream = ObservationToken(source: source.changes)
     // Where the registration starts: the array's elements, and no change set they include.
     let start = RegistrationStart(array: source)
@@ -140,7 +140,7 @@ final class QueryFilter<Element, Query> {
     }
     source.changes.register(
       .init(token: upstream, options: [.initial, .new], callback: callback),
-      replacing: false, initial: callback)
+      replacing: false, initial: callback, sendsInitial: true)
     let derived = DerivedArray(seed: filter.seed(), upstream: upstream, source: filter)
     filter.derived = derived
     filter.queryToken = queryToken

@@ -215,7 +215,8 @@ public class ReadOnlyObservableArray<Element> {
     changes.register(
       .init(token: token, options: [.initial, .new], callback: callback),
       replacing: false,
-      initial: callback
+      initial: callback,
+      sendsInitial: true
     )
     return view
   }

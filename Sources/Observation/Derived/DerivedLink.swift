@@ -86,7 +86,8 @@ extension ReadOnlyObservable {
     register(
       NewEntry(token: token, options: [.initial, .new], callback: callback),
       replacing: false,
-      initial: callback
+      initial: callback,
+      sendsInitial: true
     )
     return link.takeBuilt()
   }

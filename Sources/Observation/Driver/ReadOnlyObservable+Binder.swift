@@ -49,7 +49,8 @@ extension ReadOnlyObservable {
     register(
       NewEntry(owner: target, kind: .owned, options: [.initial, .new], callback: callback),
       replacing: false,
-      initial: callback
+      initial: callback,
+      sendsInitial: true
     )
   }
 }

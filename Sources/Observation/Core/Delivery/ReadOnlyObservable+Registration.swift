@@ -9,7 +9,8 @@ extension ReadOnlyObservable {
   ///
   /// `initial` is a closure and a flag rather than an optional closure: in this unspecialized
   /// code, wrapping a closure in an optional and unwrapping it each allocate a reabstraction
-  /// thunk and look up the function type's metadata.
+  /// thunk and look up the function type's metadata. The flag has no default: every caller
+  /// says whether it sends `.initial`, so that none sends it by omission.
   // Inlined into each way of registering, with the common cases first: no `.initial`, no round
   // running, room in the buffer, and nothing to replace (or, out of line, one indexed entry of
   // the owner to replace). They need no propagation, no list of closures to release, no call on
@@ -18,7 +19,7 @@ extension ReadOnlyObservable {
   // several times what appending costs.
   @inline(__always)
   final func register(
-    _ draft: consuming NewEntry, replacing: Bool, initial: Callback, sendsInitial: Bool = true
+    _ draft: consuming NewEntry, replacing: Bool, initial: Callback, sendsInitial: Bool
   ) {
     if FastPaths.areEnabled && !sendsInitial && !draft.isRemoved {
       lock.lock()
