@@ -12,7 +12,10 @@
 /// The link holds the derived observable weakly (the derived observable owns the registration,
 /// whose closure holds the link): once the derived observable is gone, values are dropped. Until
 /// then, the builder holds it through ``takeBuilt()``.
-final class DerivedLink<Value> {
+///
+/// Not final only for ``MappingLink``, which keeps `map`'s transform in the link; its members
+/// are final, so calling them costs no dynamic dispatch.
+class DerivedLink<Value> {
   private let ranking: DerivedRank
   /// Where the build stands, on the builder's thread only: the registration waiting to be
   /// handed to the derived observable, then the observable until the builder takes it. One
@@ -38,7 +41,7 @@ final class DerivedLink<Value> {
   }
 
   /// Builds the derived observable from the `.initial` value, or sends a change to it.
-  func publish(_ value: Value, _ option: ObservableOptions) {
+  final func publish(_ value: Value, _ option: ObservableOptions) {
     guard option != .initial else { return build(seed: value) }
     target?.feed(value)
   }
@@ -55,7 +58,7 @@ final class DerivedLink<Value> {
 
   /// The derived observable, once the registration has delivered `.initial` (the core does so
   /// inside the registering call).
-  func takeBuilt() -> DerivedObservable<Value> {
+  final func takeBuilt() -> DerivedObservable<Value> {
     guard case .built(let derived) = stage else {
       preconditionFailure("a source did not deliver .initial inside its registering call")
     }
@@ -77,11 +80,27 @@ extension ReadOnlyObservable {
   func deriveInline<Result>(
     _ makeStep: (DerivedLink<Result>) -> Callback
   ) -> ReadOnlyObservable<Result> {
+    deriveInline(linkedBy: DerivedLink.init, makeStep)
+  }
+
+  /// Like ``deriveInline(_:)``, with a link of the operator's own class: one that holds what
+  /// the step needs, so that the step captures the link alone, which then serves as the
+  /// closure's context (Swift allocates no context for a closure whose one capture is an
+  /// object).
+  ///
+  /// - Parameters:
+  ///   - makeLink: Makes the link from the derived observable's rank and the registration
+  ///     that will feed it.
+  ///   - makeStep: As in ``deriveInline(_:)``.
+  /// - Returns: The derived observable, seeded from the `.initial` value.
+  func deriveInline<Result, Link: DerivedLink<Result>>(
+    linkedBy makeLink: (DerivedRank, ObservationToken) -> Link,
+    _ makeStep: (Link) -> Callback
+  ) -> ReadOnlyObservable<Result> {
     // The token exists before the registration, so the derived observable can own it from the
     // moment it is built, inside `.initial`.
     let token = ObservationToken(source: self)
-    let link = DerivedLink<Result>(
-      ranking: DerivedRank(above: self), upstream: token)
+    let link = makeLink(DerivedRank(above: self), token)
     let callback = makeStep(link)
     register(
       NewEntry(token: token, options: [.initial, .new], callback: callback),

@@ -45,7 +45,10 @@ extension ReadOnlyObservable {
   public func map<Result>(_ transform: @escaping @Sendable (Value) -> Result) -> ReadOnlyObservable<
     Result
   > {
-    deriveInline { link in { value, option in link.publish(transform(value), option) } }
+    deriveInline(
+      linkedBy: { MappingLink(ranking: $0, upstream: $1, transform: transform) },
+      { link in link.receive }
+    )
   }
 
   /// Returns a read-only observable that publishes a change only when `isDuplicate` says the new
