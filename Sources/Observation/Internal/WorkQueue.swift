@@ -18,8 +18,9 @@ struct WorkQueue<Element> {
   /// queue's creation names one element for as long as it waits (see ``positionOfNewest``).
   private var taken = 0
 
-  /// The storage kept once the queue is empty; a burst beyond it is released.
-  private static var retainedCapacity: Int { 64 }
+  /// The storage kept once the queue is empty; a burst beyond it is released. Main-queue lanes
+  /// keep the same for their batches: one rule for every buffer of queued work.
+  static var retainedCapacity: Int { 64 }
 
   var isEmpty: Bool { head == elements.count }
 

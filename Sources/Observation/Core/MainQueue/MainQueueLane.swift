@@ -286,12 +286,13 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
         unlockSchedulingTurn()
         return
       }
-      spare.shrink(toAtMost: Self.retainedCapacity, keeping: 16)
+      spare.shrink(toAtMost: WorkQueue<Item>.retainedCapacity, keeping: 16)
       batches += 1
-      if paces, count < Self.gatheredItems, waitingCount < Self.gatheredItems {
-        // A turn faster than its producer would take its items one or two at a time, meeting
-        // the producer on the lock (and on the buffer's memory) once per item: letting a few
-        // more gather first keeps that once per batch.
+      if paces, waitingCount < count {
+        // Fewer items arrived while the batch was delivered than it held: the turn is faster
+        // than its producer, and would soon take items one or two at a time, meeting the
+        // producer on the lock (and on the buffer's memory) once per item. Letting more gather
+        // first keeps that once per batch.
         lock.unlock()
         Self.pause()
         lock.lock()
@@ -343,8 +344,6 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
     return delivered
   }
 
-  /// Below this many items, a turn lets more gather before it takes the next batch.
-  private static var gatheredItems: Int { 32 }
   /// How many times a turn yields the processor to let items gather, or between two checks
   /// for a submission while it lingers: a yield lets the producer run even on the main
   /// thread's core, where a spin would keep it from running.
