@@ -79,6 +79,7 @@ final class DeliveryStorage<Value> {
     @exclusivity(unchecked) var nextHandleSerial: UInt = 0
     @exclusivity(unchecked) var catchingUp: [CatchingUpRegistration<Value>] = []
     @exclusivity(unchecked) var joinedTransaction: TransactionMark?
+    @exclusivity(unchecked) var valueBeforeTransaction: Value?
     @exclusivity(unchecked) var mainActorLanes: [any RoundLane] = []
     @exclusivity(unchecked) var actorLanes: [ActorLane<Call<Value>>] = []
     @exclusivity(unchecked) var tracer: Tracer?
@@ -155,6 +156,14 @@ final class DeliveryStorage<Value> {
   var joinedTransaction: TransactionMark? {
     get { storedOccasional?.joinedTransaction }
     _modify { yield &occasional.joinedTransaction }
+  }
+  /// The value stored before ``joinedTransaction`` first stored into this observable, kept
+  /// until that transaction's round runs or its stores are undone: what a registration that
+  /// does not hold the graph's turn reads as `.initial`, since the transaction's own value is
+  /// not delivered yet and may still change or be undone.
+  var valueBeforeTransaction: Value? {
+    get { storedOccasional?.valueBeforeTransaction }
+    _modify { yield &occasional.valueBeforeTransaction }
   }
   /// The lanes of this observable's main-actor registrations, one per main scheduler (almost
   /// always just `.main`); they only ever grow. A round takes a copy under the lock.

@@ -79,7 +79,8 @@ extension ReadOnlyObservable {
     if replacing { removeLocked(.replaceable(draft.identity), released: &released) }
     guard !draft.isRemoved else {
       // Nothing to keep: `.initial` alone needs no place in the order.
-      let value = storage
+      let value =
+        context.holdsTurn(of: graph) ? storage : valueForRegistrationWithoutTurnLocked()
       lock.unlock()
       releaseOutsideLock(&released)
       if wantsInitial { initial(value, .initial) }
@@ -130,7 +131,7 @@ extension ReadOnlyObservable {
     let registration = CatchingUpRegistration(entry)
     delivery.catchingUp.append(registration)
     delivery.hasCatchingUp = true
-    let value = storage
+    let value = valueForRegistrationWithoutTurnLocked()
     lock.unlock()
     releaseOutsideLock(&released)
     initial(value, .initial)

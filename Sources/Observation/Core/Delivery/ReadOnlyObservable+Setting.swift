@@ -208,7 +208,10 @@ extension ReadOnlyObservable {
       let transaction = context.transaction
       let hasJoined = delivery.joinedTransaction == transaction
       let marks = delivery.joinedTransaction == nil
-      if marks { delivery.joinedTransaction = transaction }
+      if marks {
+        delivery.joinedTransaction = transaction
+        delivery.valueBeforeTransaction = oldValue
+      }
       lock.unlock()
       guard !hasJoined else { return true }
       context.join(self, marked: marks) {
@@ -244,8 +247,10 @@ extension ReadOnlyObservable {
   final func commitTransaction(from oldValue: Value, of transaction: TransactionMark) {
     // The transaction took the graph's turn with its first set here, and holds it until now.
     lock.lock()
-    if delivery.joinedTransaction == transaction { delivery.joinedTransaction = nil }
+    let valueBefore = endJoinedTransactionLocked(transaction)
     startRound(old: oldValue, new: storage, on: .current)
+    // Released without the lock: a value's deinit may be user code.
+    withExtendedLifetime(valueBefore) {}
   }
 
   /// Undoes the stores of `transaction` into this observable, which no round has delivered yet:
@@ -256,9 +261,29 @@ extension ReadOnlyObservable {
     let value = storage
     storage = oldValue
     delivery.version &+= 1
-    if delivery.joinedTransaction == transaction { delivery.joinedTransaction = nil }
+    let valueBefore = endJoinedTransactionLocked(transaction)
     lock.unlock()
+    withExtendedLifetime(valueBefore) {}
     return value
+  }
+
+  /// Clears the mark of `transaction`, if it marked this observable, and returns the value
+  /// kept from before it, for the caller to release after unlocking; lock held.
+  private func endJoinedTransactionLocked(_ transaction: TransactionMark) -> Value? {
+    guard delivery.joinedTransaction == transaction else { return nil }
+    delivery.joinedTransaction = nil
+    return delivery.valueBeforeTransaction.take()
+  }
+
+  /// The value a registration that does not hold the graph's turn reads as `.initial`; lock
+  /// held. While another thread's transaction has stored here and its round has not run, that
+  /// is the value from before the transaction: the registration comes before it in the serial
+  /// order, and its round (or its undoing) follows. Reading the transaction's value instead
+  /// made the registration get, after `.initial`, the very change that `.initial` showed.
+  final func valueForRegistrationWithoutTurnLocked() -> Value {
+    guard delivery.joinedTransaction != nil, let valueBefore = delivery.valueBeforeTransaction
+    else { return storage }
+    return valueBefore
   }
 
   /// Entered with the lock held after a change was stored; returns with it released once this
