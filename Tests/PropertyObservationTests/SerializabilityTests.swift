@@ -1170,58 +1170,47 @@ extension SerializabilityTests {
 
 // MARK: - A registration that cannot wait for a transaction's turn
 
+/// A transaction stores `y` and then `x`; its end runs `y`'s round first, whose callback blocks,
+/// so `x` holds the transaction's value while its round has not run. Meanwhile this thread
+/// registers on `x` with `options`, which cannot wait for the turn. Returns what the
+/// registration got, as "option value", once the transaction has ended.
+private func registerWhileATransactionIsStuck(options: ObservableOptions) -> [String] {
+  let (x, y) = (Observable(0), Observable(0))
+  let round = Gate("y's round at the transaction's end")
+  let blocker = y.observe { value, _ in
+    if value == 1 { round.block() }
+  }
+  let log = RecordingLog<String>()
+  let token = round.runOnAnotherThread {
+    withObservationTransaction {
+      y.value = 1
+      x.value = 1
+    }
+  } whileBlocked: {
+    x.observe(options: options) { value, option in
+      log.append("\(option == .initial ? "initial" : option == .old ? "old" : "new") \(value)")
+    }
+  }
+  withExtendedLifetime((blocker, token)) {}
+  return log.events
+}
+
 extension SerializabilityTests {
-  /// A transaction stores `x` and `y`; its end runs `y`'s round first, whose callback blocks, so
-  /// `x` holds the transaction's value while its round has not run. A registration on `x` with
-  /// `.initial` made then cannot wait for the turn: it comes before the transaction, so it sees
-  /// the value from before it and then the transaction's change, once. (It used to read the
-  /// transaction's value as `.initial` and then get the change to that same value: the
-  /// intermittent known issue of the blocking random-graph test.)
+  /// The registration comes before the transaction: it sees the value from before it and then
+  /// the transaction's change, once. (It used to read the transaction's value as `.initial` and
+  /// then get the change to that same value: the intermittent known issue of the blocking
+  /// random-graph test.)
   @Test func registrationThatCannotWaitForATransactionComesBeforeIt() async {
-    let log = await onItsOwnThread { () -> [String] in
-      let (x, y) = (Observable(0), Observable(0))
-      let round = Gate("y's round at the transaction's end")
-      let blocker = y.observe { value, _ in
-        if value == 1 { round.block() }
-      }
-      let log = RecordingLog<String>()
-      let token = round.runOnAnotherThread {
-        withObservationTransaction {
-          y.value = 1
-          x.value = 1
-        }
-      } whileBlocked: {
-        x.observe(options: [.initial, .old, .new]) { value, option in
-          log.append("\(option == .initial ? "initial" : option == .old ? "old" : "new") \(value)")
-        }
-      }
-      withExtendedLifetime((blocker, token)) {}
-      return log.events
+    let log = await onItsOwnThread {
+      registerWhileATransactionIsStuck(options: [.initial, .old, .new])
     }
     #expect(log == ["initial 0", "old 0", "new 1"])
   }
 
-  /// The same with `.initial` alone, which keeps no registration: it reads the value from
-  /// before the transaction too, never one that the transaction may still change or undo.
+  /// `.initial` alone, which keeps no registration, reads the value from before the transaction
+  /// too, never one that the transaction may still change or undo.
   @Test func initialAloneWhileATransactionCannotBeWaitedForReadsTheValueBeforeIt() async {
-    let values = await onItsOwnThread { () -> [Int] in
-      let (x, y) = (Observable(0), Observable(0))
-      let round = Gate("y's round at the transaction's end")
-      let blocker = y.observe { value, _ in
-        if value == 1 { round.block() }
-      }
-      let log = RecordingLog<Int>()
-      let token = round.runOnAnotherThread {
-        withObservationTransaction {
-          y.value = 1
-          x.value = 1
-        }
-      } whileBlocked: {
-        x.observe(options: [.initial]) { value, _ in log.append(value) }
-      }
-      withExtendedLifetime((blocker, token)) {}
-      return log.events
-    }
-    #expect(values == [0])
+    let log = await onItsOwnThread { registerWhileATransactionIsStuck(options: [.initial]) }
+    #expect(log == ["initial 0"])
   }
 }
