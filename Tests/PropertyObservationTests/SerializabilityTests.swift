@@ -1214,3 +1214,57 @@ extension SerializabilityTests {
     #expect(log == ["initial 0"])
   }
 }
+
+// MARK: - Hunting over many seeds, on request
+
+/// The seeds of an on-request hunt: `PO_HUNT_SEEDS=FIRST-LAST` (inclusive), or `nil`.
+private let huntSeeds: ClosedRange<UInt64>? = {
+  guard let text = ProcessInfo.processInfo.environment["PO_HUNT_SEEDS"] else { return nil }
+  let bounds = text.split(separator: "-").compactMap { UInt64($0) }
+  guard let first = bounds.first, let last = bounds.last, first <= last else { return nil }
+  return first...last
+}()
+
+/// The random-graph runs a hunt repeats over its seeds.
+enum HuntConfiguration: CaseIterable, Sendable {
+  case twoThreadsAndABlockingCallback, threeThreadsAndABlockingCallback, threeThreads, fourThreads
+
+  fileprivate func run(seed: UInt64) -> (report: HistoryReport, summary: String) {
+    let run =
+      switch self {
+      case .twoThreadsAndABlockingCallback:
+        runRandomGraph(seed: seed, threads: 2, steps: 150, blocking: true)
+      case .threeThreadsAndABlockingCallback:
+        runRandomGraph(seed: seed, threads: 3, steps: 150, blocking: true)
+      case .threeThreads: runRandomGraph(seed: seed, threads: 3, steps: 200)
+      case .fourThreads: runRandomGraph(seed: seed, threads: 4, steps: 150)
+      }
+    return (run.report, run.summary)
+  }
+}
+
+extension SerializabilityTests {
+  /// The random-graph checks over far more seeds than a normal run affords, on request only:
+  /// `PO_HUNT_SEEDS=5000-5499 swift test --filter huntsRandomGraphs` runs every configuration
+  /// over those seeds (`PO_HUNT_REPEATS=N` runs each seed N times, since threads interleave
+  /// differently each time), and fails with the report of every history that is not one serial
+  /// order of whole propagations. A hunt of 400 seeds found the catching-up registration that read
+  /// an undelivered transaction's value (fixed in f65c98f).
+  ///
+  /// Known, not fixed: `PO_HUNT_SEEDS=5166-5166 PO_HUNT_REPEATS=50`, two threads and a blocking
+  /// callback, fails about one repeat in four. Two `flatMapLatest` switches cross two graphs in
+  /// opposite directions while both propagations are under way: each reads the other's stored
+  /// value, so neither order of the two explains the history (an ordering cycle, reported as a
+  /// lost and an impossible publication).
+  @Test(.enabled(if: huntSeeds != nil), arguments: HuntConfiguration.allCases)
+  func huntsRandomGraphs(_ configuration: HuntConfiguration) async {
+    guard let seeds = huntSeeds else { return }
+    let repeats = max(1, Int(ProcessInfo.processInfo.environment["PO_HUNT_REPEATS"] ?? "") ?? 1)
+    for seed in seeds {
+      for _ in 0..<repeats {
+        let (report, summary) = await onItsOwnThread { configuration.run(seed: seed) }
+        #expect(report.isClean, "seed \(seed), \(configuration), graph \(summary):\n\(report)")
+      }
+    }
+  }
+}
