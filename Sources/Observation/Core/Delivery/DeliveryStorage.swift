@@ -78,8 +78,7 @@ final class DeliveryStorage<Value> {
     @exclusivity(unchecked) var mainActorEnds: MainActorEnds?
     @exclusivity(unchecked) var nextHandleSerial: UInt = 0
     @exclusivity(unchecked) var catchingUp: [CatchingUpRegistration<Value>] = []
-    @exclusivity(unchecked) var joinedTransaction: TransactionMark?
-    @exclusivity(unchecked) var valueBeforeTransaction: Value?
+    @exclusivity(unchecked) var joinedRecord: TransactionRecord<Value>?
     @exclusivity(unchecked) var mainActorLanes: [any RoundLane] = []
     @exclusivity(unchecked) var actorLanes: [ActorLane<Call<Value>>] = []
     @exclusivity(unchecked) var tracer: Tracer?
@@ -151,20 +150,18 @@ final class DeliveryStorage<Value> {
     get { storedOccasional?.catchingUp ?? [] }
     _modify { yield &occasional.catchingUp }
   }
-  /// The transaction whose round for this observable is still to run, if this observable joined
-  /// it marked (see ``ObservationContext/join(_:marked:_:)``).
-  var joinedTransaction: TransactionMark? {
-    get { storedOccasional?.joinedTransaction }
-    _modify { yield &occasional.joinedTransaction }
+  /// The record of the transaction whose round for this observable is still to run, if this
+  /// observable joined it marked (see ``ObservationContext/join(_:marked:_:)``), until that
+  /// round runs or the transaction's stores are undone. Its `oldValue`, the value from before
+  /// the transaction, is what a registration that does not hold the graph's turn reads as
+  /// `.initial`: the transaction's own value is not delivered yet and may still change or be
+  /// undone.
+  var joinedRecord: TransactionRecord<Value>? {
+    get { storedOccasional?.joinedRecord }
+    _modify { yield &occasional.joinedRecord }
   }
-  /// The value stored before ``joinedTransaction`` first stored into this observable, kept
-  /// until that transaction's round runs or its stores are undone: what a registration that
-  /// does not hold the graph's turn reads as `.initial`, since the transaction's own value is
-  /// not delivered yet and may still change or be undone.
-  var valueBeforeTransaction: Value? {
-    get { storedOccasional?.valueBeforeTransaction }
-    _modify { yield &occasional.valueBeforeTransaction }
-  }
+  /// The transaction of ``joinedRecord``.
+  var joinedTransaction: TransactionMark? { storedOccasional?.joinedRecord?.transaction }
   /// The lanes of this observable's main-actor registrations, one per main scheduler (almost
   /// always just `.main`); they only ever grow. A round takes a copy under the lock.
   var mainActorLanes: [any RoundLane] {

@@ -205,18 +205,7 @@ extension ReadOnlyObservable {
     storage = newValue
     delivery.version &+= 1
     if context.isInTransaction {
-      let transaction = context.transaction
-      let hasJoined = delivery.joinedTransaction == transaction
-      let marks = delivery.joinedTransaction == nil
-      if marks {
-        delivery.joinedTransaction = transaction
-        delivery.valueBeforeTransaction = oldValue
-      }
-      lock.unlock()
-      guard !hasJoined else { return true }
-      context.join(self, marked: marks) {
-        TransactionRecord(observable: self, oldValue: oldValue, transaction: transaction)
-      }
+      joinTransaction(of: context, storedOver: oldValue)
       return true
     }
     // A full round's calls are not the last act of the shortcuts around it: chains below it
@@ -228,6 +217,29 @@ extension ReadOnlyObservable {
     context.endPropagation()
     context.chainDepth = chainDepth
     return true
+  }
+
+  /// Entered with the lock held after a set inside a transaction stored over `oldValue`; marks
+  /// this observable as changed by the transaction (with the transaction's record, made under
+  /// the lock so that a registration without the turn finds the value from before it), unlocks,
+  /// and joins the transaction once. Out of line, so that a plain set carries none of it.
+  @inline(never)
+  private func joinTransaction(of context: ObservationContext, storedOver oldValue: Value) {
+    let transaction = context.transaction
+    let joined = delivery.joinedTransaction
+    guard joined != transaction else { return lock.unlock() }
+    guard joined == nil else {
+      // Another transaction's mark is still here: join by identity, unmarked.
+      lock.unlock()
+      context.join(self) {
+        TransactionRecord(observable: self, oldValue: oldValue, transaction: transaction)
+      }
+      return
+    }
+    let record = TransactionRecord(observable: self, oldValue: oldValue, transaction: transaction)
+    delivery.joinedRecord = record
+    lock.unlock()
+    context.join(self, marked: true) { record }
   }
 
   /// Waiting for the turn could deadlock: queues the set, whole, to run on the holder's thread
@@ -247,10 +259,10 @@ extension ReadOnlyObservable {
   final func commitTransaction(from oldValue: Value, of transaction: TransactionMark) {
     // The transaction took the graph's turn with its first set here, and holds it until now.
     lock.lock()
-    let valueBefore = endJoinedTransactionLocked(transaction)
+    let record = endJoinedTransactionLocked(transaction)
     startRound(old: oldValue, new: storage, on: .current)
-    // Released without the lock: a value's deinit may be user code.
-    withExtendedLifetime(valueBefore) {}
+    // Released without the lock: its value's deinit may be user code.
+    withExtendedLifetime(record) {}
   }
 
   /// Undoes the stores of `transaction` into this observable, which no round has delivered yet:
@@ -261,18 +273,22 @@ extension ReadOnlyObservable {
     let value = storage
     storage = oldValue
     delivery.version &+= 1
-    let valueBefore = endJoinedTransactionLocked(transaction)
+    let record = endJoinedTransactionLocked(transaction)
     lock.unlock()
-    withExtendedLifetime(valueBefore) {}
+    withExtendedLifetime(record) {}
     return value
   }
 
-  /// Clears the mark of `transaction`, if it marked this observable, and returns the value
-  /// kept from before it, for the caller to release after unlocking; lock held.
-  private func endJoinedTransactionLocked(_ transaction: TransactionMark) -> Value? {
-    guard delivery.joinedTransaction == transaction else { return nil }
-    delivery.joinedTransaction = nil
-    return delivery.valueBeforeTransaction.take()
+  /// Clears the mark of `transaction`, if it marked this observable, and returns its record,
+  /// for the caller to release after unlocking; lock held.
+  private func endJoinedTransactionLocked(
+    _ transaction: TransactionMark
+  ) -> TransactionRecord<Value>? {
+    guard let record = delivery.joinedRecord, record.transaction == transaction else {
+      return nil
+    }
+    delivery.joinedRecord = nil
+    return record
   }
 
   /// The value a registration that does not hold the graph's turn reads as `.initial`; lock
@@ -280,10 +296,10 @@ extension ReadOnlyObservable {
   /// is the value from before the transaction: the registration comes before it in the serial
   /// order, and its round (or its undoing) follows. Reading the transaction's value instead
   /// made the registration get, after `.initial`, the very change that `.initial` showed.
+  @inline(never)
   final func valueForRegistrationWithoutTurnLocked() -> Value {
-    guard delivery.joinedTransaction != nil, let valueBefore = delivery.valueBeforeTransaction
-    else { return storage }
-    return valueBefore
+    if let record = delivery.joinedRecord { return record.oldValue }
+    return storage
   }
 
   /// Entered with the lock held after a change was stored; returns with it released once this
@@ -320,8 +336,9 @@ extension ReadOnlyObservable {
   }
 }
 
-/// A change stored inside a transaction, whose round runs when the transaction ends.
-private final class TransactionRecord<Value>: TransactionParticipant {
+/// A change stored inside a transaction, whose round runs when the transaction ends; the
+/// observable it marked also keeps it until then (see `DeliveryStorage.joinedRecord`).
+final class TransactionRecord<Value>: TransactionParticipant {
   let observable: ReadOnlyObservable<Value>
   let oldValue: Value
   let transaction: TransactionMark
