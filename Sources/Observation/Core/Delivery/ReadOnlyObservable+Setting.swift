@@ -280,10 +280,9 @@ extension ReadOnlyObservable {
   }
 
   /// Clears the mark of `transaction`, if it marked this observable, and returns its record,
-  /// for the caller to release after unlocking; lock held.
-  private func endJoinedTransactionLocked(
-    _ transaction: TransactionMark
-  ) -> TransactionRecord<Value>? {
+  /// for the caller to release after unlocking; lock held. Returned as `AnyObject`: keeping an
+  /// optional of the generic record alive with `withExtendedLifetime` looks its metadata up.
+  private func endJoinedTransactionLocked(_ transaction: TransactionMark) -> AnyObject? {
     guard let record = delivery.joinedRecord, record.transaction == transaction else {
       return nil
     }
