@@ -6,8 +6,12 @@ import Testing
 @testable import PropertyObservation
 
 /// Runs `body` on another thread and reports whether it finished within `seconds`; a deadlock
-/// fails the test instead of hanging the run (the stuck thread is left behind).
-private func finishes(within seconds: Double = 10, _ body: @escaping @Sendable () -> Void) -> Bool {
+/// fails the test instead of hanging the run (the stuck thread is left behind). The deadline is
+/// the tests' one (`testTimeout`), which CI raises under ThreadSanitizer, where a main-queue job
+/// can wait behind other tests for longer than 10 s.
+private func finishes(within seconds: Double = testTimeout, _ body: @escaping @Sendable () -> Void)
+  -> Bool
+{
   let done = DispatchSemaphore(value: 0)
   Thread.detachNewThread {
     body()
@@ -17,7 +21,7 @@ private func finishes(within seconds: Double = 10, _ body: @escaping @Sendable (
 }
 
 private func waitOrFail(_ semaphore: DispatchSemaphore, _ what: Comment) {
-  #expect(semaphore.wait(timeout: .now() + 10) == .success, what)
+  #expect(semaphore.wait(timeout: .now() + testTimeout) == .success, what)
 }
 
 /// An object the size of an `ObservationToken`, so that glibc hands a freed one's address to
@@ -93,7 +97,7 @@ struct EngineRegressionTests {
         source.value = 1
         done.signal()
       }
-      #expect(done.wait(timeout: .now() + 10) == .success, "the Driver deadlocked")
+      #expect(done.wait(timeout: .now() + testTimeout) == .success, "the Driver deadlocked")
     }
   }
 
@@ -179,12 +183,12 @@ struct EngineRegressionTests {
           source.addObserver(registrant, options: [.initial, .new]) { _, option in
             if option == .initial {
               registering.signal()
-              _ = releaseInitial.wait(timeout: .now() + 10)
+              _ = releaseInitial.wait(timeout: .now() + testTimeout)
             }
           }
           withExtendedLifetime(registrant) {}
         }
-        _ = registering.wait(timeout: .now() + 10)
+        _ = registering.wait(timeout: .now() + testTimeout)
         source.value = 2  // re-entrant: queued behind the registration
       }
       let finished = finishes { source.value = 1 }
@@ -206,7 +210,7 @@ struct EngineRegressionTests {
       let blocker = source.observe { value, _ in
         guard value == 1 else { return }
         inRound.signal()
-        _ = proceed.wait(timeout: .now() + 10)
+        _ = proceed.wait(timeout: .now() + testTimeout)
       }
       let cancelled = LockedBox<[Int]>([])
       let token = source.observe { value, _ in cancelled.mutate { $0.append(value) } }
