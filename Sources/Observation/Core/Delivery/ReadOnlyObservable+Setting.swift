@@ -293,8 +293,8 @@ extension ReadOnlyObservable {
   /// The value a registration that does not hold the graph's turn reads as `.initial`; lock
   /// held. While another thread's transaction has stored here and its round has not run, that
   /// is the value from before the transaction: the registration comes before it in the serial
-  /// order, and its round (or its undoing) follows. Reading the transaction's value instead
-  /// made the registration get, after `.initial`, the very change that `.initial` showed.
+  /// order, and its round (or its undoing) follows; the transaction's value would make the
+  /// registration get, after `.initial`, the very change that `.initial` showed.
   @inline(never)
   final func valueForRegistrationWithoutTurnLocked() -> Value {
     if let record = delivery.joinedRecord { return record.oldValue }

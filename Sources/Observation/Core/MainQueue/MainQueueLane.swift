@@ -18,8 +18,8 @@ import Dispatch
 /// passed: then it schedules another turn for the rest, so neither a fast producer nor a backlog
 /// of a million values can hold the main queue for longer than a frame, and a producer that
 /// keeps the lane busy costs one hop per frame, not one per value. On the real main queue, a
-/// turn that its producer fed while it delivered also lets a few items gather before a small
-/// batch and, once the lane is empty, waits some microseconds for the next item before it ends
+/// turn that its producer fed while it delivered also lets items gather when fewer arrived
+/// during a batch than it held and, once the lane is empty, waits some microseconds for the next item before it ends
 /// (``awaitsSubmission()``): a turn faster than its producer would otherwise end every few
 /// dozen values, and each next value would pay a hop. A lane made with `latestPerTurn` (a
 /// coalescing driver's) instead delivers only what waits when it takes it, which merging has
