@@ -1,3 +1,4 @@
+import Dispatch
 import PropertyObservation
 import TestSupport
 import Testing
@@ -271,6 +272,46 @@ struct FlatMapLatestTests {
         #expect(old.observerCount == 0)
         token.cancel()
       }
+    }
+  }
+
+  @Test func twoSwitchesIntoEachOthersGraphFromTwoThreadsTakeEffectOneAfterTheOther() async {
+    await onItsOwnThread {
+      let a = Observable(0)
+      let b = Observable(0)
+      let (aStart, bStart) = (Observable(-1), Observable(-2))
+      // Each switches into the other's graph when its own selection changes.
+      let followsB = a.flatMapLatest { $0 == 0 ? aStart : b }
+      let followsA = b.flatMapLatest { $0 == 0 ? bStart : a }
+      let (followsBLog, followsALog) = (RecordingLog<Int>(), RecordingLog<Int>())
+      let recorders = [
+        followsB.observe { value, _ in followsBLog.append(value) },
+        followsA.observe { value, _ in followsALog.append(value) },
+      ]
+      // Each set's round waits for the other's round to start, so that both propagations hold
+      // their graphs when their switches cross. Before crossing switches were ordered, each
+      // switch then read the value the other propagation had stored. The wait is bounded, for
+      // a set that does not start its round before the other propagation ends.
+      let (aEntered, bEntered) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+      let rendezvous = [
+        a.observe { _, _ in
+          aEntered.signal()
+          _ = bEntered.wait(timeout: .now() + .milliseconds(200))
+        },
+        b.observe { _, _ in
+          bEntered.signal()
+          _ = aEntered.wait(timeout: .now() + .milliseconds(200))
+        },
+      ]
+      runConcurrently(2) { thread in
+        if thread == 0 { a.value = 1 } else { b.value = 1 }
+      }
+      // `a` first: `followsB` switches to `b` as it was (0), then follows `b`'s change, and
+      // `followsA` switches to `a` as it is (1). `b` first: the mirror image.
+      let logs = (followsBLog.events, followsALog.events)
+      #expect(logs == ([0, 1], [1]) || logs == ([1], [0, 1]), "\(logs)")
+      #expect((followsB.value, followsA.value) == (1, 1))
+      withExtendedLifetime((recorders, rendezvous)) {}
     }
   }
 

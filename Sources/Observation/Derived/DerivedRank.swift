@@ -49,6 +49,7 @@ final class DerivedRank {
   ///     when it switches (see ``follow(_:)``).
   convenience init(above sources: [any DerivedSource], switching: Bool = false) {
     let graph = PropagationGraph.join(sources.map(\.propagationGraph))
+    if switching { graph.markSwitching() }
     // Joining may have waited for turns; outside a propagation, nothing needs them any more.
     ObservationContext.current.giveBackTurnsIfOutside()
     self.init(graph: graph, ranks: sources.map(\.derivedRank), switching: switching)
@@ -96,7 +97,9 @@ final class DerivedRank {
   /// - Parameter selected: The observable a `flatMapLatest` switched to.
   /// - Returns: Whether this rank rose.
   func follow(_ selected: any DerivedSource) -> Bool {
-    _ = PropagationGraph.join([graph, selected.propagationGraph])
+    if !PropagationGraph.joinSwitching(graph, to: selected.propagationGraph) {
+      ObservationContext.current.deferJoin(graph, selected.propagationGraph)
+    }
     guard let source = selected.derivedRank else { return false }
     guard let edges else { preconditionFailure("only a flatMapLatest's rank follows") }
     lock.lock()

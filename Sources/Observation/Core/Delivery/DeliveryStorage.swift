@@ -79,6 +79,7 @@ final class DeliveryStorage<Value> {
     @exclusivity(unchecked) var nextHandleSerial: UInt = 0
     @exclusivity(unchecked) var catchingUp: [CatchingUpRegistration<Value>] = []
     @exclusivity(unchecked) var joinedRecord: TransactionRecord<Value>?
+    @exclusivity(unchecked) var valueBefore: ValueBefore<Value>?
     @exclusivity(unchecked) var mainActorLanes: [any RoundLane] = []
     @exclusivity(unchecked) var actorLanes: [ActorLane<Call<Value>>] = []
     @exclusivity(unchecked) var tracer: Tracer?
@@ -159,6 +160,12 @@ final class DeliveryStorage<Value> {
   var joinedRecord: TransactionRecord<Value>? {
     get { storedOccasional?.joinedRecord }
     _modify { yield &occasional.joinedRecord }
+  }
+  /// The value from before the propagation that holds this observable's graph, if that
+  /// propagation keeps it (see ``ObservationContext/recordsValuesBefore``), until it ends.
+  var valueBefore: ValueBefore<Value>? {
+    get { storedOccasional?.valueBefore }
+    _modify { yield &occasional.valueBefore }
   }
   /// The transaction of ``joinedRecord``.
   var joinedTransaction: TransactionMark? { storedOccasional?.joinedRecord?.transaction }

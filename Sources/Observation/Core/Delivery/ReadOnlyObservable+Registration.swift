@@ -64,30 +64,39 @@ extension ReadOnlyObservable {
     lock.lock()
     let graph = makeDeliveryIfNeeded().graph
     var sendsInitial = wantsInitial
+    // The propagation holding the graph, when it waits for this one: this one goes first.
+    var later: CrossedPropagation?
     if sendsInitial && !context.holdsTurn(of: graph) {
       if graph.takeIfFree(by: context) {
         context.noteTaken(graph)
       } else {
         lock.unlock()
         // A cycle of waits makes the other thread queue its change instead. Only a holder stuck
-        // in a callback makes this registration go without the turn: `.initial` then runs at
-        // once, and the changes stored meanwhile are delivered after it (`registerCatchingUp`).
-        sendsInitial = context.takeTurn(of: graph, breakingCycles: true) == .holding
+        // in a callback, or one this propagation goes before (see
+        // `ObservationContext.goesBefore`), makes this registration go without the turn:
+        // `.initial` then runs at once, and the changes stored meanwhile are delivered after it
+        // (`registerCatchingUp`).
+        let goesFirst = context.goesBefore != nil
+        let outcome = context.takeTurn(of: graph, breakingCycles: !goesFirst)
+        sendsInitial = outcome == .holding
         lock.lock()
+        if goesFirst && outcome == .cycle { later = graph.holder }
       }
     }
     if replacing { removeLocked(.replaceable(draft.identity), released: &released) }
     guard !draft.isRemoved else {
       // Nothing to keep: `.initial` alone needs no place in the order.
       let value =
-        context.holdsTurn(of: graph) ? storage : valueForRegistrationWithoutTurnLocked()
+        context.holdsTurn(of: graph)
+        ? storage : valueForRegistrationWithoutTurnLocked(goingBefore: later)
       lock.unlock()
       releaseOutsideLock(&released)
       if wantsInitial { initial(value, .initial) }
       return
     }
     guard sendsInitial || !wantsInitial else {
-      return registerCatchingUp(Entry(draft), initial: initial, released: &released)
+      return registerCatchingUp(
+        Entry(draft), goingBefore: later, initial: initial, released: &released)
     }
     let queueIsEmpty =
       !delivery.hasPending && !delivery.hasBoundaryWork && !delivery.needsCompaction
@@ -122,19 +131,42 @@ extension ReadOnlyObservable {
   }
 
   /// A registration with `.initial` whose wait for the turn could have deadlocked, entered with
-  /// the lock held: `.initial` runs at once, on this thread, with the value stored now. While it
-  /// runs, the holder may store further changes: each is recorded for the registration as it is
-  /// stored (see `catchingUp`), and before the entry joins the list this thread delivers them to
-  /// it, in order, none skipped. A removal meanwhile marks it, and it joins nothing.
+  /// the lock held: `.initial` runs at once, on this thread, with the value stored now, or the
+  /// value from before the holder's propagation if that has not ended (see
+  /// `valueForRegistrationWithoutTurnLocked`). Each change stored meanwhile is recorded for the
+  /// registration as it is stored (see `catchingUp`), and delivered to it, in order, none
+  /// skipped, before the entry joins the list. A removal meanwhile marks it, and it joins
+  /// nothing.
+  ///
+  /// By this thread, right after `.initial`, when the holder is stuck in a callback. By the
+  /// holder, when it waits for this propagation, which goes first (`later`, see
+  /// ``ObservationContext/goesBefore``): the holder delivers the change it made here, and those
+  /// it makes later, once this propagation has ended and its own goes on.
   @inline(never)
-  private func registerCatchingUp(_ entry: Entry, initial: Callback, released: inout [Callback]) {
+  private func registerCatchingUp(
+    _ entry: Entry, goingBefore later: CrossedPropagation?, initial: Callback,
+    released: inout [Callback]
+  ) {
     let registration = CatchingUpRegistration(entry)
     delivery.catchingUp.append(registration)
     delivery.hasCatchingUp = true
-    let value = valueForRegistrationWithoutTurnLocked()
+    let value = valueForRegistrationWithoutTurnLocked(goingBefore: later)
+    if let later, valueBeforeLocked(later) != nil {
+      registration.record(old: value, new: storage)
+    }
     lock.unlock()
     releaseOutsideLock(&released)
     initial(value, .initial)
+    guard let later else { return catchUp(registration) }
+    ObservationContext.current.postWhenThisPropagationEnds(to: later) {
+      self.catchUp(registration)
+    }
+  }
+
+  /// Delivers to `registration`, in order, the changes recorded for it, then adds its entry to
+  /// the list; entered and left without the lock.
+  private func catchUp(_ registration: CatchingUpRegistration<Value>) {
+    var released = [Callback]()
     lock.lock()
     while !registration.backlog.isEmpty && !registration.entry.isRemoved {
       let rounds = registration.backlog

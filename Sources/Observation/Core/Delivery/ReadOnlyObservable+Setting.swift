@@ -23,7 +23,8 @@ extension ReadOnlyObservable {
       guard deliveryStorage != nil, FastPaths.areEnabled, !context.isInTransaction,
         delivery.state.role == .idle,
         delivery.observers.count <= 1, !delivery.hasTracer, !delivery.hasPending,
-        !delivery.hasBoundaryWork, !delivery.needsCompaction, !delivery.hasCatchingUp
+        !delivery.hasBoundaryWork, !delivery.needsCompaction, !delivery.hasCatchingUp,
+        !context.recordsValuesBefore
       else {
         lock.unlock()
         store(newValue, ifVersion: nil, in: context)
@@ -204,6 +205,9 @@ extension ReadOnlyObservable {
     let oldValue = storage
     storage = newValue
     delivery.version &+= 1
+    if context.recordsValuesBefore && !context.isInTransaction {
+      keepValueBeforeLocked(oldValue, in: context)
+    }
     if context.isInTransaction {
       joinTransaction(of: context, storedOver: oldValue)
       return true
@@ -242,6 +246,26 @@ extension ReadOnlyObservable {
     context.join(self, marked: true) { record }
   }
 
+  /// Keeps `oldValue`, the value before this store, if it is this propagation's first store here
+  /// (see ``ObservationContext/recordsValuesBefore``); lock held. Out of line: only a
+  /// propagation in a graph with a `flatMapLatest` keeps values.
+  @inline(never)
+  final func keepValueBeforeLocked(_ oldValue: Value, in context: ObservationContext) {
+    // A value kept is this propagation's, from an earlier store, or that of another thread's
+    // propagation that has not ended: each propagation lets go of its own when it ends.
+    guard delivery.valueBefore == nil else { return }
+    delivery.valueBefore = ValueBefore(oldValue, tag: context.propagationOfStore)
+    context.noteValueBefore(kept: self)
+  }
+
+  /// The value from before the propagation `later` names, if it stored here: what a
+  /// registration reads whose propagation goes before that one (see
+  /// ``ObservationContext/goesBefore``); lock held.
+  final func valueBeforeLocked(_ later: CrossedPropagation) -> ValueBefore<Value>? {
+    guard let kept = delivery.valueBefore, kept.tag == later.tag else { return nil }
+    return kept
+  }
+
   /// Waiting for the turn could deadlock: queues the set, whole, to run on the holder's thread
   /// right after its propagation (see ``PropagationGraph/queue(_:)``). The value is stored then,
   /// not now. A turn given back meanwhile is taken, and the value stored at once.
@@ -260,6 +284,9 @@ extension ReadOnlyObservable {
     // The transaction took the graph's turn with its first set here, and holds it until now.
     lock.lock()
     let record = endJoinedTransactionLocked(transaction)
+    // Kept from here on like a plain set's (its record kept it until now).
+    let context = ObservationContext.current
+    if context.recordsValuesBefore { keepValueBeforeLocked(oldValue, in: context) }
     startRound(old: oldValue, new: storage, on: .current)
     // Released without the lock: its value's deinit may be user code.
     withExtendedLifetime(record) {}
@@ -294,9 +321,14 @@ extension ReadOnlyObservable {
   /// held. While another thread's transaction has stored here and its round has not run, that
   /// is the value from before the transaction: the registration comes before it in the serial
   /// order, and its round (or its undoing) follows; the transaction's value would make the
-  /// registration get, after `.initial`, the very change that `.initial` showed.
+  /// registration get, after `.initial`, the very change that `.initial` showed. Likewise, for
+  /// a registration whose propagation goes before `later` (see
+  /// ``ObservationContext/goesBefore``), the value from before `later` stored here.
   @inline(never)
-  final func valueForRegistrationWithoutTurnLocked() -> Value {
+  final func valueForRegistrationWithoutTurnLocked(goingBefore later: CrossedPropagation?)
+    -> Value
+  {
+    if let later, let kept = valueBeforeLocked(later) { return kept.value }
     if let record = delivery.joinedRecord { return record.oldValue }
     return storage
   }
@@ -332,6 +364,29 @@ extension ReadOnlyObservable {
     for registration in delivery.catchingUp {
       registration.record(old: oldValue, new: newValue)
     }
+  }
+}
+
+/// The value an observable held before a propagation first stored into it (see
+/// ``ObservationContext/recordsValuesBefore``).
+final class ValueBefore<Value> {
+  let value: Value
+  let tag: PropagationTag
+
+  init(_ value: Value, tag: PropagationTag) {
+    self.value = value
+    self.tag = tag
+  }
+}
+
+extension ReadOnlyObservable: ValueBeforeKeeping {
+  func forgetValueBefore(keptBy context: ObjectIdentifier) {
+    lock.lock()
+    let kept = delivery.valueBefore
+    if kept?.tag.context == context { delivery.valueBefore = nil }
+    lock.unlock()
+    // Released after unlocking: the value's deinit may be user code.
+    withExtendedLifetime(kept) {}
   }
 }
 

@@ -26,6 +26,25 @@ struct PropagationTag: Hashable {
   let serial: UInt64
 }
 
+/// Another thread's propagation that the caller's goes before (see
+/// ``ObservationContext/goesBefore``): its thread, and the propagation it is in.
+struct CrossedPropagation {
+  let context: ObservationContext
+  let tag: PropagationTag
+  /// The root it held, and how many times that root's turn had been given back then: the same
+  /// count later means it holds the root still, in the same propagation.
+  let root: PropagationGraph
+  let givenBack: UInt
+}
+
+/// An observable that keeps the value from before a propagation (see
+/// ``ObservationContext/recordsValuesBefore``).
+protocol ValueBeforeKeeping: AnyObject {
+  /// Lets go of the value kept from before the propagation of the thread `context` names, if
+  /// that is the one kept.
+  func forgetValueBefore(keptBy context: ObjectIdentifier)
+}
+
 /// A change that a transaction stored and whose round waits for the transaction's end.
 protocol TransactionParticipant: AnyObject {
   /// Runs the round: the value from before the transaction as old, the current one as new.
@@ -148,7 +167,21 @@ final class ObservationContext {
     return counter
   }()
 
+  /// Counts the work other threads posted for this one (see ``acceptPost(_:)``), so that
+  /// looking for it costs one load when none arrived; and the count last taken.
+  let posts: UnsafeMutablePointer<po_counter> = {
+    let counter = UnsafeMutablePointer<po_counter>.allocate(capacity: 1)
+    counter.initialize(to: po_counter())
+    return counter
+  }()
+  @exclusivity(unchecked) private var postsSeen: UInt = 0
+
+  /// Guards ``postedCatchUps`` and writes of ``posts``.
+  private let postsLock = Lock()
+
   deinit {
+    postsLock.deallocate()
+    posts.deallocate()
     progress.deallocate()
   }
 
@@ -164,6 +197,14 @@ final class ObservationContext {
   /// The propagation this thread is in (or was last in).
   var currentPropagation: PropagationTag {
     PropagationTag(context: ObjectIdentifier(self), serial: propagationSerial)
+  }
+
+  /// The propagation a store made now belongs to: the current one inside a propagation, the
+  /// one the store is about to begin outside.
+  var propagationOfStore: PropagationTag {
+    let begins = propagationDepth == 0 && !isFlushing
+    return PropagationTag(
+      context: ObjectIdentifier(self), serial: begins ? propagationSerial &+ 1 : propagationSerial)
   }
 
   /// Called after; the outermost end recomputes the stale derived nodes, then gives back the
@@ -232,7 +273,9 @@ final class ObservationContext {
     }
     switch graph.waitForTurn(on: self, breakingCycles: breakingCycles) {
     case .holding(let root):
-      heldTurns.append(root)
+      // A wait moved to a root this thread holds holds nothing new.
+      if !heldTurns.contains(root) { heldTurns.append(root) }
+      runPostedCatchUps()
       return .holding
     case .mustQueue(let stuck):
       return stuck ? .stuck : .cycle
@@ -262,11 +305,126 @@ final class ObservationContext {
 
   @inline(never)
   private func giveBackTurns() {
+    // Work posted for this propagation meanwhile makes the root's give-back below refuse.
+    // Set too by a propagation that goes before another (see `goesBefore`).
+    let recorded = recordsValuesBefore
+    if recorded { endRecordingValuesBefore() }
     while heldTurns.count > turnFloor {
-      // Still listed while it is given back: a queued propagation it runs holds it.
-      heldTurns.last.giveBack(by: self)
+      // Still listed while it is given back: a queued propagation it runs holds it. Refused
+      // while work posted for this propagation waits: run it first, still holding the turn
+      // (it may take more turns, given back before this one).
+      guard heldTurns.last.giveBack(by: self) else {
+        runPostedCatchUps()
+        continue
+      }
       heldTurns.removeLast()
     }
+    if recorded && heldTurns.isEmpty {
+      recordsValuesBefore = false
+      if !deferredJoins.isEmpty { runDeferredJoins() }
+    }
+  }
+
+  // MARK: - Crossed switches
+
+  /// Whether this thread's propagation keeps, for each observable it stores into, the value
+  /// from before its first store (see ``ReadOnlyObservable/keepValueBeforeLocked(_:in:)``). Set
+  /// while it holds the turn of a graph a `flatMapLatest` belongs to: only a switch joins graphs
+  /// while propagations run, and only a switch of another thread can go before this
+  /// propagation and read those values (see ``goesBefore``).
+  @exclusivity(unchecked) var recordsValuesBefore = false
+  /// The observables that keep a value from before this thread's propagation, to let go of
+  /// when it ends.
+  @exclusivity(unchecked) private var valuesBefore: [any ValueBeforeKeeping] = []
+  /// Another thread's propagation that this one goes before: a switch of this propagation
+  /// selected an observable of a graph that propagation holds, while it waited for a turn this
+  /// one holds (see ``PropagationGraph/joinSwitching(_:to:)``). It goes on once this one ends.
+  /// Meanwhile a registration of this propagation on its graph reads the values from before it
+  /// and leaves it the changes to deliver (see ``post(_:)``), and the graphs join when this
+  /// propagation ends (see ``deferJoin(_:_:)``).
+  @exclusivity(unchecked) var goesBefore: CrossedPropagation?
+  /// The joins of switches that went before another thread's propagation, made when this
+  /// propagation ends.
+  @exclusivity(unchecked) private var deferredJoins: [(PropagationGraph, PropagationGraph)] = []
+  /// Work that threads whose propagations went before this one's left for it to do when it goes
+  /// on (see ``acceptPost(_:)``): guarded by `postsLock`.
+  @exclusivity(unchecked) private var postedCatchUps: [() -> Void] = []
+
+  /// Joins `graph` and `selected` once this propagation ends (see ``goesBefore``).
+  func deferJoin(_ graph: PropagationGraph, _ selected: PropagationGraph) {
+    deferredJoins.append((graph, selected))
+    // Its end looks for deferred joins only in a propagation that keeps values: this one holds
+    // a graph with a switch, whose root may have been marked only after it took the turn.
+    recordsValuesBefore = true
+  }
+
+  /// Makes the joins deferred to the end of the propagation, outside every turn.
+  @inline(never)
+  private func runDeferredJoins() {
+    let joins = deferredJoins
+    deferredJoins = []
+    for (graph, selected) in joins { _ = PropagationGraph.join([graph, selected]) }
+    // Joining may have waited for turns; nothing needs them any more.
+    giveBackTurns()
+  }
+
+  /// Notes that `observable` keeps a value from before this propagation.
+  func noteValueBefore(kept observable: any ValueBeforeKeeping) {
+    valuesBefore.append(observable)
+  }
+
+  /// Work for other threads' propagations that wait for this one, handed to them when it ends,
+  /// each with the propagation it is for.
+  @exclusivity(unchecked) private var postsAtEnd: [(CrossedPropagation, () -> Void)] = []
+
+  /// Hands `catchUp` to the thread of `later`, whose propagation waits for this one, when this
+  /// one ends (see ``goesBefore``).
+  func postWhenThisPropagationEnds(to later: CrossedPropagation, _ catchUp: @escaping () -> Void) {
+    postsAtEnd.append((later, catchUp))
+  }
+
+  /// Leaves `catchUp` for this thread to run in the propagation it is in, once the caller's,
+  /// which went before it, has ended (see ``goesBefore``). Called by another thread, with the
+  /// stripe of a root this thread holds: this thread does not give that root back before it
+  /// has run the work (see ``PropagationGraph/giveBack(by:)``).
+  func acceptPost(_ catchUp: @escaping () -> Void) {
+    postsLock.withLock {
+      postedCatchUps.append(catchUp)
+      po_counter_increment(posts)
+    }
+  }
+
+  /// Whether work was posted for this thread since it last ran what was posted.
+  var hasPostedCatchUps: Bool { po_counter_load(posts) != postsSeen }
+
+  /// Runs the work other threads posted for this one: the propagations that went before this
+  /// one, and left it their changes to deliver, have ended.
+  func runPostedCatchUps() {
+    guard hasPostedCatchUps else { return }
+    let catchUps = postsLock.withLock {
+      postsSeen = po_counter_load(posts)
+      defer { postedCatchUps = [] }
+      return postedCatchUps
+    }
+    for catchUp in catchUps { catchUp() }
+  }
+
+  /// The propagation has ended: runs the work posted for it that no wait ran yet, and lets go
+  /// of the values kept from before it.
+  @inline(never)
+  private func endRecordingValuesBefore() {
+    if !postsAtEnd.isEmpty {
+      let posts = postsAtEnd
+      postsAtEnd = []
+      // A propagation that no longer holds its root has ended without waiting for this one
+      // (the wait it was in when this one went first made way another way): delivered here.
+      for (later, catchUp) in posts where !later.root.post(catchUp, to: later) { catchUp() }
+    }
+    runPostedCatchUps()
+    let kept = valuesBefore
+    valuesBefore = []
+    for observable in kept { observable.forgetValueBefore(keptBy: ObjectIdentifier(self)) }
+    goesBefore = nil
   }
 
   /// Runs `job`, a propagation another thread queued instead of waiting for a turn this thread

@@ -37,6 +37,11 @@ final class PropagationGraph {
   /// The waiters and queued propagations `state` names by id.
   @exclusivity(unchecked) private var waiters: [UInt: TurnWaiter] = [:]
   @exclusivity(unchecked) private var jobs: [UInt: () -> Void] = [:]
+  /// Whether a `flatMapLatest` belongs to this graph (meaningful on a root; a join keeps it).
+  /// A propagation that holds such a graph keeps the value from before its first store into
+  /// each observable, for a switch of another thread that goes before it (see
+  /// ``ObservationContext/recordsValuesBefore``).
+  @exclusivity(unchecked) private var isSwitching = false
 
   /// The graph's stripe, and its lock, kept so that a set reads no global.
   fileprivate let stripe: Int
@@ -71,7 +76,36 @@ final class PropagationGraph {
     defer { lock.unlock() }
     guard parent == nil, state.take(by: ObjectIdentifier(context)) else { return false }
     holderContext = context
+    if isSwitching { context.recordsValuesBefore = true }
     return true
+  }
+
+  /// Leaves `catchUp` for the thread of `later` if it still holds this root in the same
+  /// propagation, which then runs it before it gives the turn back (see
+  /// ``ObservationContext/acceptPost(_:)``).
+  ///
+  /// - Returns: Whether it was left; `false` if that propagation has given the root back.
+  func post(_ catchUp: @escaping () -> Void, to later: CrossedPropagation) -> Bool {
+    let lock = lock
+    lock.lock()
+    defer { lock.unlock() }
+    guard parent == nil, holderContext === later.context, state.progress == later.givenBack
+    else { return false }
+    later.context.acceptPost(catchUp)
+    return true
+  }
+
+  /// Marks this graph's root as one a `flatMapLatest` belongs to (see ``isSwitching``).
+  func markSwitching() {
+    let root = root
+    let lock = root.lock
+    lock.lock()
+    guard root.parent == nil else {
+      lock.unlock()
+      return markSwitching()
+    }
+    root.isSwitching = true
+    lock.unlock()
   }
 
   enum WaitOutcome {
@@ -106,6 +140,7 @@ final class PropagationGraph {
       }
       if root.state.holder == me || root.state.take(by: me) {
         root.holderContext = context
+        if root.isSwitching { context.recordsValuesBefore = true }
         lock.unlock()
         TurnWaits.lock.unlock()
         return .holding(root)
@@ -149,7 +184,9 @@ final class PropagationGraph {
         context.waiter = nil
       }
       switch outcome {
-      case .granted: return .holding(root)
+      case .granted:
+        if lock.withLock({ root.isSwitching }) { context.recordsValuesBefore = true }
+        return .holding(root)
       case .woken: preconditionFailure("A woken waiter returned without taking the turn.")
       case .gaveUp:
         return .mustQueue(stuck: true)
@@ -183,6 +220,24 @@ final class PropagationGraph {
 
   fileprivate var holderContextLocked: ObservationContext? { holderContext }
 
+  /// The propagation that holds this graph's root, if any.
+  var holder: CrossedPropagation? {
+    let root = root
+    let lock = root.lock
+    lock.lock()
+    guard root.parent == nil else {
+      lock.unlock()
+      return self.holder
+    }
+    // Its thread is in the middle of that propagation, waiting: its count does not move.
+    let holder = root.holderContext.map {
+      CrossedPropagation(
+        context: $0, tag: $0.currentPropagation, root: root, givenBack: root.state.progress)
+    }
+    lock.unlock()
+    return holder
+  }
+
   // MARK: - Queueing and giving back
 
   /// Queues `job`, a whole propagation that could not wait for this graph's turn, to run right
@@ -204,34 +259,42 @@ final class PropagationGraph {
   /// Gives back the turn `context` holds. A root hands it to the next waiter, or first runs the
   /// propagations queued for it, each whole, on this thread; a graph that joined another while
   /// held is held through its root, which is given back on its own.
-  func giveBack(by context: ObservationContext) {
+  ///
+  /// - Returns: `false`, giving nothing back, if work was posted for `context`'s propagation
+  ///   (see ``post(_:to:)``): the caller runs it, then gives the turn back again.
+  func giveBack(by context: ObservationContext) -> Bool {
     let me = ObjectIdentifier(context)
     while true {
       let lock = lock
       lock.lock()
       guard parent == nil else {
         lock.unlock()
-        return
+        return true
+      }
+      // Posts are made under this stripe: one made before this point is seen here.
+      guard !context.hasPostedCatchUps else {
+        lock.unlock()
+        return false
       }
       switch state.giveBack(by: me, now: DispatchTime.now().uptimeNanoseconds) {
       case .free:
         holderContext = nil
         lock.unlock()
-        return
+        return true
       case .wake(let id):
         let waiter = waiters[id].unsafelyUnwrapped
         holderContext = nil
         waiter.outcome = .woken
         lock.unlock()
         waiter.semaphore.signal()
-        return
+        return true
       case .grant(let id):
         let waiter = waiters.removeValue(forKey: id).unsafelyUnwrapped
         holderContext = waiter.context
         waiter.outcome = .granted
         lock.unlock()
         waiter.semaphore.signal()
-        return
+        return true
       case .run(let id):
         let job = jobs.removeValue(forKey: id).unsafelyUnwrapped
         lock.unlock()
@@ -251,13 +314,24 @@ final class PropagationGraph {
   /// it may overlap one in the rest of the graph (the one case the Threading article names).
   static func join(_ graphs: [PropagationGraph]) -> PropagationGraph {
     var result = graphs[0]
-    for graph in graphs.dropFirst() { result = join(result, graph) }
+    for graph in graphs.dropFirst() { result = join(result, graph).unsafelyUnwrapped }
     return result.root
   }
 
-  private static func join(_ first: PropagationGraph, _ second: PropagationGraph)
-    -> PropagationGraph
-  {
+  /// Joins the graph of a `flatMapLatest` with that of the observable it switched to, as
+  /// ``join(_:)`` does, unless the selected graph is held by another thread that waits, through
+  /// the library, for a turn this one holds: two switches into each other's graph at once.
+  /// Then the graphs stay apart, this propagation goes before that one (see
+  /// ``ObservationContext/goesBefore``) and the caller joins them once it ends.
+  ///
+  /// - Returns: Whether the graphs are joined.
+  static func joinSwitching(_ graph: PropagationGraph, to selected: PropagationGraph) -> Bool {
+    join(graph, selected, yieldingToCycles: true) != nil
+  }
+
+  private static func join(
+    _ first: PropagationGraph, _ second: PropagationGraph, yieldingToCycles: Bool = false
+  ) -> PropagationGraph? {
     let context = ObservationContext.current
     let me = ObjectIdentifier(context)
     var mayWait = true
@@ -277,15 +351,36 @@ final class PropagationGraph {
       if !isShared { locks.1.unlock() }
       locks.0.unlock()
       switch outcome {
-      case .linked(let root, let moved):
+      case .linked(let root, let moved, let isSwitching):
         for waiter in moved { waiter.semaphore.signal() }
+        if isSwitching && !context.heldTurns.isEmpty { context.recordsValuesBefore = true }
         return root
       case .retry:
         continue
       case .mustWait(let busy):
+        // A switch into the graph of a propagation this one goes before already: that one
+        // waits for this one, which must neither wait for it nor make it stop waiting.
+        if yieldingToCycles, let later = context.goesBefore, busy.holder?.context === later.context
+        {
+          return nil
+        }
         // Held until the caller's propagation ends, like any turn it takes.
         switch busy.waitForTurn(on: context, breakingCycles: true) {
-        case .holding(let root): context.noteTaken(root)
+        case .holding(let root):
+          // A wait moved to a root this thread holds (another thread joined the graph waited
+          // for into it) holds nothing new.
+          if !context.holdsTurn(of: root) { context.noteTaken(root) }
+          // Posted by a switch that went before this propagation, which has ended.
+          context.runPostedCatchUps()
+        case .mustQueue(stuck: false) where yieldingToCycles:
+          // The holder found this thread waiting for it while it waits for this one, and made
+          // this one stop: it waits for this propagation to end, which goes first.
+          guard let holder = busy.holder else { continue }
+          context.goesBefore = holder
+          // Its end hands over work and makes deferred joins only in a propagation that keeps
+          // values (see `ObservationContext.giveBackTurns`).
+          context.recordsValuesBefore = true
+          return nil
         case .mustQueue: mayWait = false
         }
       }
@@ -293,8 +388,9 @@ final class PropagationGraph {
   }
 
   private enum LinkOutcome {
-    /// Linked: the new root, and the waiters to wake (they wait on the new root from now on).
-    case linked(PropagationGraph, moved: [TurnWaiter])
+    /// Linked: the new root, the waiters to wake (they wait on the new root from now on), and
+    /// whether the new root is switching.
+    case linked(PropagationGraph, moved: [TurnWaiter], isSwitching: Bool)
     /// One of them joined another graph meanwhile: find the roots again.
     case retry
     /// This graph is held by another thread: wait for it first.
@@ -320,6 +416,7 @@ final class PropagationGraph {
     }
     child.parent = root
     root.size += child.size
+    root.isSwitching = root.isSwitching || child.isSwitching
     var waiting: [TurnWaiter] = []
     for entry in child.state.leave() {
       switch entry {
@@ -333,7 +430,7 @@ final class PropagationGraph {
       }
     }
     child.holderContext = nil
-    return .linked(root, moved: waiting)
+    return .linked(root, moved: waiting, isSwitching: root.isSwitching)
   }
 }
 
