@@ -26,7 +26,7 @@ columns_for() {
     fanout-*) echo "closure loop|weak-owner floor|OpenCombine|addObserver|observe (token)" ;;
     oldnew-*) echo "closure loop|weak-owner floor|addObserver|observe (token)" ;;
     churn) echo "closure loop|weak-owner floor|OpenCombine|addObserver|observe (token)" ;;
-    chain | keypath)
+    chain | keypath | flatmap)
       echo "hand-written closure|hand-written, key-path write|library binding|OpenCombine"
       ;;
   esac

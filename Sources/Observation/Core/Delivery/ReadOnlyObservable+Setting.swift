@@ -23,8 +23,7 @@ extension ReadOnlyObservable {
       guard deliveryStorage != nil, FastPaths.areEnabled, !context.isInTransaction,
         delivery.state.role == .idle,
         delivery.observers.count <= 1, !delivery.hasTracer, !delivery.hasPending,
-        !delivery.hasBoundaryWork, !delivery.needsCompaction, !delivery.hasCatchingUp,
-        !context.recordsValuesBefore
+        !delivery.hasBoundaryWork, !delivery.needsCompaction, !delivery.hasCatchingUp
       else {
         lock.unlock()
         store(newValue, ifVersion: nil, in: context)
@@ -38,6 +37,7 @@ extension ReadOnlyObservable {
         let replaced = storage
         storage = newValue
         delivery.version &+= 1
+        if context.recordsValuesBefore { keepValueBeforeLocked(replaced, in: context) }
         lock.unlock()
         withExtendedLifetime(replaced) {}
         return
@@ -61,6 +61,7 @@ extension ReadOnlyObservable {
       let replaced = storage
       storage = newValue
       delivery.version &+= 1
+      if context.recordsValuesBefore { keepValueBeforeLocked(replaced, in: context) }
       let callback = entry.pointee.callback
       let isMainActorToken = entry.pointee.isMainActorToken
       lock.unlock()
@@ -254,16 +255,17 @@ extension ReadOnlyObservable {
     // A value kept is this propagation's, from an earlier store, or that of another thread's
     // propagation that has not ended: each propagation lets go of its own when it ends.
     guard delivery.valueBefore == nil else { return }
-    delivery.valueBefore = ValueBefore(oldValue, tag: context.propagationOfStore)
-    context.noteValueBefore(kept: self)
+    let kept = ValueBefore(oldValue, tag: context.propagationOfStore, observable: self)
+    delivery.valueBefore = kept
+    context.noteValueBefore(kept)
   }
 
   /// The value from before the propagation `later` names, if it stored here: what a
   /// registration reads whose propagation goes before that one (see
   /// ``ObservationContext/goesBefore``); lock held.
-  final func valueBeforeLocked(_ later: CrossedPropagation) -> ValueBefore<Value>? {
+  final func valueBeforeLocked(_ later: CrossedPropagation) -> Value? {
     guard let kept = delivery.valueBefore, kept.tag == later.tag else { return nil }
-    return kept
+    return (kept.value as! Value)
   }
 
   /// Waiting for the turn could deadlock: queues the set, whole, to run on the holder's thread
@@ -328,7 +330,7 @@ extension ReadOnlyObservable {
   final func valueForRegistrationWithoutTurnLocked(goingBefore later: CrossedPropagation?)
     -> Value
   {
-    if let later, let kept = valueBeforeLocked(later) { return kept.value }
+    if let later, let kept = valueBeforeLocked(later) { return kept }
     if let record = delivery.joinedRecord { return record.oldValue }
     return storage
   }
@@ -369,24 +371,32 @@ extension ReadOnlyObservable {
 
 /// The value an observable held before a propagation first stored into it (see
 /// ``ObservationContext/recordsValuesBefore``).
-final class ValueBefore<Value> {
-  let value: Value
+///
+/// Not generic, with the value boxed: in the unspecialized code of a set, making an instance of
+/// a generic class, or an optional of one, looks up its type's metadata first (about 650
+/// instructions per set here). Only a switch that goes before another propagation unboxes it.
+final class ValueBefore {
+  let value: Any
   let tag: PropagationTag
+  /// The observable that keeps it, until the propagation ends.
+  let observable: any ValueBeforeKeeping
+  /// The value the same propagation kept before this one (see
+  /// ``ObservationContext/noteValueBefore(_:)``); only that thread touches it.
+  @exclusivity(unchecked) var previous: ValueBefore?
 
-  init(_ value: Value, tag: PropagationTag) {
+  init(_ value: Any, tag: PropagationTag, observable: any ValueBeforeKeeping) {
     self.value = value
     self.tag = tag
+    self.observable = observable
   }
 }
 
 extension ReadOnlyObservable: ValueBeforeKeeping {
-  func forgetValueBefore(keptBy context: ObjectIdentifier) {
+  func forget(_ kept: ValueBefore) {
     lock.lock()
-    let kept = delivery.valueBefore
-    if kept?.tag.context == context { delivery.valueBefore = nil }
+    if delivery.valueBefore === kept { delivery.valueBefore = nil }
     lock.unlock()
-    // Released after unlocking: the value's deinit may be user code.
-    withExtendedLifetime(kept) {}
+    // The caller's reference outlives the lock: the value's deinit may be user code.
   }
 }
 

@@ -40,9 +40,8 @@ struct CrossedPropagation {
 /// An observable that keeps the value from before a propagation (see
 /// ``ObservationContext/recordsValuesBefore``).
 protocol ValueBeforeKeeping: AnyObject {
-  /// Lets go of the value kept from before the propagation of the thread `context` names, if
-  /// that is the one kept.
-  func forgetValueBefore(keptBy context: ObjectIdentifier)
+  /// Lets go of `kept`, if it is still the value this observable keeps.
+  func forget(_ kept: ValueBefore)
 }
 
 /// A change that a transaction stored and whose round waits for the transaction's end.
@@ -333,9 +332,10 @@ final class ObservationContext {
   /// while propagations run, and only a switch of another thread can go before this
   /// propagation and read those values (see ``goesBefore``).
   @exclusivity(unchecked) var recordsValuesBefore = false
-  /// The observables that keep a value from before this thread's propagation, to let go of
-  /// when it ends.
-  @exclusivity(unchecked) private var valuesBefore: [any ValueBeforeKeeping] = []
+  /// The values kept from before this thread's propagation, to let go of when it ends: the last
+  /// kept, linked to the one kept before it (a list through the records, so that keeping one
+  /// costs no array operation).
+  @exclusivity(unchecked) private var lastValueBefore: ValueBefore?
   /// Another thread's propagation that this one goes before: a switch of this propagation
   /// selected an observable of a graph that propagation holds, while it waited for a turn this
   /// one holds (see ``PropagationGraph/joinSwitching(_:to:)``). It goes on once this one ends.
@@ -369,8 +369,9 @@ final class ObservationContext {
   }
 
   /// Notes that `observable` keeps a value from before this propagation.
-  func noteValueBefore(kept observable: any ValueBeforeKeeping) {
-    valuesBefore.append(observable)
+  func noteValueBefore(_ kept: ValueBefore) {
+    kept.previous = lastValueBefore
+    lastValueBefore = kept
   }
 
   /// Work for other threads' propagations that wait for this one, handed to them when it ends,
@@ -421,9 +422,13 @@ final class ObservationContext {
       for (later, catchUp) in posts where !later.root.post(catchUp, to: later) { catchUp() }
     }
     runPostedCatchUps()
-    let kept = valuesBefore
-    valuesBefore = []
-    for observable in kept { observable.forgetValueBefore(keptBy: ObjectIdentifier(self)) }
+    var next = lastValueBefore
+    lastValueBefore = nil
+    while let kept = next {
+      next = kept.previous
+      kept.previous = nil
+      kept.observable.forget(kept)
+    }
     goesBefore = nil
   }
 
