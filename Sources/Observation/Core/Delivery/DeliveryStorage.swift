@@ -32,12 +32,6 @@ final class DeliveryStorage<Value> {
 
   /// The graph this observable belongs to (see ``PropagationGraph``).
   let graph: PropagationGraph
-  /// The value from before the propagation that holds this observable's graph, if that
-  /// propagation keeps it (see ``ObservationContext/recordsValuesBefore``), until it ends. Here
-  /// rather than in the occasional state, at an offset that does not depend on `Value`: a set
-  /// in a graph with a switch reads and writes it, and reaching the occasional state costs a
-  /// metadata look-up in this unspecialized code.
-  @exclusivity(unchecked) var valueBefore: ValueBefore?
 
   /// Moves with every value stored once the storage exists: a compare-and-set (`sendUpdate`,
   /// which makes the storage) stores only if it did not.
@@ -85,6 +79,7 @@ final class DeliveryStorage<Value> {
     @exclusivity(unchecked) var nextHandleSerial: UInt = 0
     @exclusivity(unchecked) var catchingUp: [CatchingUpRegistration<Value>] = []
     @exclusivity(unchecked) var joinedRecord: TransactionRecord<Value>?
+    @exclusivity(unchecked) var valueBefore: ValueBefore?
     @exclusivity(unchecked) var mainActorLanes: [any RoundLane] = []
     @exclusivity(unchecked) var actorLanes: [ActorLane<Call<Value>>] = []
     @exclusivity(unchecked) var tracer: Tracer?
@@ -165,6 +160,15 @@ final class DeliveryStorage<Value> {
   var joinedRecord: TransactionRecord<Value>? {
     get { storedOccasional?.joinedRecord }
     _modify { yield &occasional.joinedRecord }
+  }
+  /// The value from before the propagation that holds this observable's graph, if that
+  /// propagation keeps it (see ``ObservationContext/recordsValuesBefore``), until it ends. In
+  /// the occasional state, like everything a plain observable never uses: a field of its own
+  /// would save a set in a graph with a switch some 600 instructions (a metadata look-up), and
+  /// cost every observed observable 16 bytes.
+  var valueBefore: ValueBefore? {
+    get { storedOccasional?.valueBefore }
+    _modify { yield &occasional.valueBefore }
   }
   /// The transaction of ``joinedRecord``.
   var joinedTransaction: TransactionMark? { storedOccasional?.joinedRecord?.transaction }
