@@ -289,9 +289,9 @@ struct FlatMapLatestTests {
         followsA.observe { value, _ in followsALog.append(value) },
       ]
       // Each set's round waits for the other's round to start, so that both propagations hold
-      // their graphs when their switches cross. Before crossing switches were ordered, each
-      // switch then read the value the other propagation had stored. The wait is bounded, for
-      // a set that does not start its round before the other propagation ends.
+      // their graphs when their switches cross: neither switch may then read the value the
+      // other propagation stored. The wait is bounded, for a set that does not start its round
+      // before the other propagation ends.
       let (aEntered, bEntered) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
       let rendezvous = [
         a.observe { _, _ in

@@ -1254,11 +1254,9 @@ extension SerializabilityTests {
   /// order of whole propagations. A malformed `PO_HUNT_SEEDS` fails the test with the form it
   /// expects.
   ///
-  /// `PO_HUNT_SEEDS=5166-5166 PO_HUNT_REPEATS=24` failed in 7 of 96 runs, in every
-  /// configuration, before crossing switches were ordered: two `flatMapLatest` switches crossed
-  /// two graphs in opposite directions while both propagations were under way, and each read
-  /// the other's stored value (an ordering cycle, reported as lost and impossible publications).
-  /// It still fails, rarely, with three threads (the Threading article's warning).
+  /// Seed 5166 makes `flatMapLatest` switches cross two graphs in opposite directions while both
+  /// propagations are under way; with three or more threads it still fails, rarely (the
+  /// Threading article's warning), so hunt it with many repeats (`PO_HUNT_REPEATS=24`).
   @Test(.enabled(if: huntSeedsRequest != nil), arguments: HuntConfiguration.allCases)
   func huntsRandomGraphs(_ configuration: HuntConfiguration) async {
     guard let request = huntSeedsRequest, let seeds = huntSeeds(request) else {

@@ -151,7 +151,8 @@ extension ReadOnlyObservable {
     delivery.catchingUp.append(registration)
     delivery.hasCatchingUp = true
     let value = valueForRegistrationWithoutTurnLocked(goingBefore: later)
-    if let later, valueBeforeLocked(later) != nil {
+    // `later` stored here already: its change is the first the registration catches up with.
+    if let later, later.tag == delivery.valueBefore?.tag {
       registration.record(old: value, new: storage)
     }
     lock.unlock()

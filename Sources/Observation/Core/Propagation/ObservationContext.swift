@@ -340,8 +340,8 @@ final class ObservationContext {
   /// selected an observable of a graph that propagation holds, while it waited for a turn this
   /// one holds (see ``PropagationGraph/joinSwitching(_:to:)``). It goes on once this one ends.
   /// Meanwhile a registration of this propagation on its graph reads the values from before it
-  /// and leaves it the changes to deliver (see ``post(_:)``), and the graphs join when this
-  /// propagation ends (see ``deferJoin(_:_:)``).
+  /// and leaves it the changes to deliver (see ``postWhenThisPropagationEnds(to:_:)``), and the
+  /// graphs join when this propagation ends (see ``deferJoin(_:_:)``).
   @exclusivity(unchecked) var goesBefore: CrossedPropagation?
   /// The joins of switches that went before another thread's propagation, made when this
   /// propagation ends.
@@ -417,8 +417,8 @@ final class ObservationContext {
     if !postsAtEnd.isEmpty {
       let posts = postsAtEnd
       postsAtEnd = []
-      // A propagation that no longer holds its root has ended without waiting for this one
-      // (the wait it was in when this one went first made way another way): delivered here.
+      // A propagation that no longer holds the root it held has ended without waiting for this
+      // one (a third thread ended its wait): the change is delivered here instead.
       for (later, catchUp) in posts where !later.root.post(catchUp, to: later) { catchUp() }
     }
     runPostedCatchUps()

@@ -65,6 +65,18 @@ final class PropagationGraph {
     }
   }
 
+  /// The root of this graph's tree, returned with its stripe locked. A root found by ``root``
+  /// may join another before its stripe is taken: this looks again until the graph it locked is
+  /// still a root, and never looks again while holding a stripe (the walk takes stripes).
+  private func lockedRoot() -> PropagationGraph {
+    while true {
+      let root = root
+      root.lock.lock()
+      if root.parent == nil { return root }
+      root.lock.unlock()
+    }
+  }
+
   // MARK: - Taking the turn
 
   /// Takes the turn for `context` if this is a root nobody holds: the uncontended case of every
@@ -97,15 +109,9 @@ final class PropagationGraph {
 
   /// Marks this graph's root as one a `flatMapLatest` belongs to (see ``isSwitching``).
   func markSwitching() {
-    let root = root
-    let lock = root.lock
-    lock.lock()
-    guard root.parent == nil else {
-      lock.unlock()
-      return markSwitching()
-    }
+    let root = lockedRoot()
     root.isSwitching = true
-    lock.unlock()
+    root.lock.unlock()
   }
 
   enum WaitOutcome {
@@ -222,20 +228,13 @@ final class PropagationGraph {
 
   /// The propagation that holds this graph's root, if any.
   var holder: CrossedPropagation? {
-    let root = root
-    let lock = root.lock
-    lock.lock()
-    guard root.parent == nil else {
-      lock.unlock()
-      return self.holder
-    }
+    let root = lockedRoot()
+    defer { root.lock.unlock() }
     // Its thread is in the middle of that propagation, waiting: its count does not move.
-    let holder = root.holderContext.map {
+    return root.holderContext.map {
       CrossedPropagation(
         context: $0, tag: $0.currentPropagation, root: root, givenBack: root.state.progress)
     }
-    lock.unlock()
-    return holder
   }
 
   // MARK: - Queueing and giving back
@@ -244,11 +243,8 @@ final class PropagationGraph {
   /// after the holder's propagation, on the holder's thread. Returns `false`, queueing nothing,
   /// if nobody holds the turn by now: the caller takes it and runs the propagation itself.
   func queue(_ job: @escaping () -> Void) -> Bool {
-    let root = root
-    let lock = root.lock
-    lock.lock()
-    defer { lock.unlock() }
-    guard root.parent == nil else { return queue(job) }
+    let root = lockedRoot()
+    defer { root.lock.unlock() }
     guard !root.state.isFree else { return false }
     let id = TurnWaiter.nextID()
     root.state.enqueue(job: id)
