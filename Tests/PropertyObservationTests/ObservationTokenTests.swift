@@ -93,6 +93,26 @@ struct ObservationTokenTests {
     withExtendedLifetime(others) {}
   }
 
+  @Test func theFirstRegistrationOfAnObservableReleasesItsCapturesWhenCancelledAndItsSlotIsReused() {
+    // A fresh list's first slot is initialized with the first registration's own closure; once
+    // cancelled, nothing may keep that closure, and the slot must serve the next registration.
+    let observable = Observable(0)
+    weak var weakCaptured: Owner?
+    var token: ObservationToken?
+    do {
+      let captured = Owner()
+      weakCaptured = captured
+      token = observable.observe { _, _ in _ = captured }
+    }
+    token?.cancel()
+    #expect(weakCaptured == nil, "released at once, although it was the list's only entry")
+    let log = RecordingLog<Call>()
+    let next = observable.observe { value, _ in log.append(Call("next", .new, value)) }
+    observable.value = 1
+    #expect(log.events == [Call("next", .new, 1)])
+    withExtendedLifetime(next) {}
+  }
+
   @Test func removingAnOwnerReleasesWhatItsClosureCapturedAtOnce() {
     let observable = Observable(0)
     let others = (0..<3).map { _ in observable.observe { _, _ in } }

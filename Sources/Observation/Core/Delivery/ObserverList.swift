@@ -26,16 +26,32 @@ struct ObserverList<Value>: ~Copyable {
   typealias Entry = ObserverEntry<Value>
 
   private(set) var base: UnsafeMutablePointer<Entry>
+  // `count` and `oldCount`, which every round reads, are words; the other counts are stored in
+  // 32 bits, in pairs, which makes every observed observable's delivery storage 16 bytes
+  // smaller. A list of 2³² slots stops at a precondition when its capacity is written.
   private(set) var count = 0
-  private var capacity: Int
-  /// The slots below it are initialized (entries, then vacant slots); the rest are not.
-  private var initializedEnd = 0
+  private var storedCapacity: UInt32
+  private var storedInitializedEnd: UInt32 = 0
   /// How many kept entries want `.old`, so a round with none skips that pass.
   private(set) var oldCount = 0
-  /// How many entries are marked removed but still in the buffer.
-  private(set) var markedCount = 0
+  private var storedMarkedCount: UInt32 = 0
   /// How many times a full buffer was sampled for dead owners: moves the next sample.
-  private var samplings = 0
+  private var samplings: UInt32 = 0
+
+  private var capacity: Int {
+    @inline(__always) get { Int(storedCapacity) }
+    @inline(__always) set { storedCapacity = UInt32(newValue) }
+  }
+  /// The slots below it are initialized (entries, then vacant slots); the rest are not.
+  private var initializedEnd: Int {
+    @inline(__always) get { Int(storedInitializedEnd) }
+    @inline(__always) set { storedInitializedEnd = UInt32(newValue) }
+  }
+  /// How many entries are marked removed but still in the buffer.
+  private(set) var markedCount: Int {
+    @inline(__always) get { Int(storedMarkedCount) }
+    @inline(__always) set { storedMarkedCount = UInt32(newValue) }
+  }
 
   /// The owner index and its counts (see ``OwnerBook``), made on the first removal by owner (a
   /// `removeIfExists` or a `removeObserver`) and kept up to date from then on. A list that is
@@ -58,16 +74,16 @@ struct ObserverList<Value>: ~Copyable {
     Unmanaged.passUnretained(book.unsafelyUnwrapped)._withUnsafeGuaranteedRef(body)
   }
 
-  /// The closure of vacant slots and of removed entries, also in the observable's queues: one
-  /// per list, since a closure literal in this generic code allocates its context each time it
-  /// is evaluated.
-  let vacantCallback: Callback
+  /// The closure of vacant slots and of removed entries, made the first time one needs it (see
+  /// ``vacantCallback()``): one per list, since a closure literal in this generic code allocates
+  /// its context each time it is evaluated.
+  private var madeVacantCallback = MadeCallback<Value>.none
 
+  /// An empty list: a buffer of one slot, left uninitialized until the first append, which
+  /// initializes it with its own closure (see ``makeRoom(released:placeholder:)``).
   init() {
-    capacity = 1
-    base = .mallocate(capacity: capacity)
-    vacantCallback = { _, _ in }
-    extendVacantSlots()
+    storedCapacity = 1
+    base = .mallocate(capacity: 1)
   }
 
   /// Deinitializes every slot and frees the buffer; the list must not be used afterwards.
@@ -81,10 +97,28 @@ struct ObserverList<Value>: ~Copyable {
 
   typealias Callback = (Value, ObservableOptions) -> Void
 
+  /// The closure of vacant slots and removed entries, made now if nobody made it yet: a list
+  /// whose one registration stays, like every level of a derived chain, never makes it (24
+  /// bytes).
+  // Inlined: a call on the list from unspecialized code looks the list type's metadata up.
+  @inline(__always)
+  mutating func vacantCallback() -> Callback {
+    if case .made(let callback) = madeVacantCallback { return callback }
+    return makeVacantCallback()
+  }
+
+  @inline(never)
+  private mutating func makeVacantCallback() -> Callback {
+    let callback: Callback = { _, _ in }
+    madeVacantCallback = .made(callback)
+    return callback
+  }
+
   /// Initializes the uninitialized slots `range` as vacant.
-  private func makeVacant(_ range: Range<Int>) {
+  private mutating func makeVacant(_ range: Range<Int>) {
+    guard !range.isEmpty else { return }
     (base + range.lowerBound).initialize(
-      repeating: Entry(vacant: vacantCallback), count: range.count)
+      repeating: Entry(vacant: vacantCallback()), count: range.count)
   }
 
   /// Makes the next uninitialized slots vacant: up to 256 (8 KiB of 32-byte entries), so that
@@ -101,15 +135,15 @@ struct ObserverList<Value>: ~Copyable {
   @inline(__always)
   mutating func takeCallback(at index: Int) -> Callback {
     assert((base + index).pointee.isRemoved, "A closure was taken from a live entry.")
-    return (base + index).pointee.takeCallback(leaving: vacantCallback)
+    return (base + index).pointee.takeCallback(leaving: vacantCallback())
   }
 
-  /// Appends `draft`'s entry, making room first (see ``makeRoom(released:)``).
+  /// Appends `draft`'s entry, making room first (see ``makeRoom(released:placeholder:)``).
   // Inlined into its callers: a call on the list from unspecialized code looks the list type's
   // generic metadata up first (hundreds of instructions, most of a registration's cost).
   @inline(__always)
   mutating func append(_ draft: Entry.Draft, released: inout [Callback]) {
-    if count == initializedEnd { makeRoom(released: &released) }
+    if count == initializedEnd { makeRoom(released: &released, placeholder: draft.callback) }
     appendAssumingRoom(draft)
   }
 
@@ -117,7 +151,7 @@ struct ObserverList<Value>: ~Copyable {
   /// no strong reference to it is made and dropped under the caller's lock (the last one's
   /// release would run the owner's deinit there).
   mutating func append(_ entry: Entry, released: inout [Callback]) {
-    if count == initializedEnd { makeRoom(released: &released) }
+    if count == initializedEnd { makeRoom(released: &released, placeholder: entry.callback) }
     (base + count).pointee = entry
     didAppend()
   }
@@ -127,7 +161,18 @@ struct ObserverList<Value>: ~Copyable {
   /// any, entries of dead owners are dropped (so a list that sees registrations but no sets
   /// stays bounded by its live observers), and the buffer grows if that left it more than three
   /// quarters full. The dropped closures go to `released`.
-  private mutating func makeRoom(released: inout [Callback]) {
+  ///
+  /// A fresh list's first slot is initialized as a vacant entry holding `placeholder`, the
+  /// appended entry's own closure, which the append then writes again: the list makes its
+  /// shared vacant closure only once it needs a second slot or removes an entry.
+  private mutating func makeRoom(
+    released: inout [Callback], placeholder: @escaping Callback
+  ) {
+    if initializedEnd == 0 {
+      base.initialize(to: Entry(vacant: placeholder))
+      initializedEnd = 1
+      return
+    }
     if initializedEnd < capacity {
       extendVacantSlots()
       return
@@ -153,7 +198,7 @@ struct ObserverList<Value>: ~Copyable {
     // Odd, so that the samples fall on both even and odd slots (every other owner dying is the
     // regular pattern an even spacing would miss), and still within the list.
     let spacing = max(1, count / sampleCount - 1) | 1
-    let start = (samplings &* 7) % spacing
+    let start = Int(samplings &* 7) % spacing
     for sample in 0..<sampleCount where Self.isDead(base + start + sample * spacing) {
       return true
     }
@@ -273,9 +318,11 @@ struct ObserverList<Value>: ~Copyable {
   ) -> Bool {
     if case .handle = selection {} else { buildIndexIfNeeded() }
     var found = false
+    // Read here, not in `take`: making it there would cost `take` a metadata look-up per call.
+    let vacant = vacantCallback()
     func take(_ index: Int) {
       markRemoved(at: index)
-      if taking { released.append(takeCallback(at: index)) }
+      if taking { released.append((base + index).pointee.takeCallback(leaving: vacant)) }
       found = true
     }
     if let index = indexedSlot(of: selection, hint: slotHint) { take(index) }
@@ -494,4 +541,13 @@ private final class OwnerBook {
   deinit {
     slots.deallocate()
   }
+}
+
+/// A list's vacant closure once made, or none yet. Not `Optional`: unwrapping an optional
+/// function in unspecialized code needs a reabstraction thunk, allocated each time; this enum's
+/// payload keeps the function's own representation. Not nested in the noncopyable list, whose
+/// nested types cost a metadata look-up at each use.
+private enum MadeCallback<Value> {
+  case none
+  case made((Value, ObservableOptions) -> Void)
 }

@@ -289,8 +289,10 @@ extension ReadOnlyObservable {
   func cancelled(_ event: PendingEvent, released: inout [Callback]) -> PendingEvent {
     delivery.queuedRegistrationCount -= 1
     switch event {
-    case .add(var entry):
-      released.append(entry.takeCallback(leaving: delivery.observers.vacantCallback))
+    case .add(let entry):
+      // The event leaves the queue with its entry; `released` keeps the closure until after
+      // unlocking.
+      released.append(entry.callback)
       return .cancelled
     case .change, .cancelled:
       preconditionFailure("Only a queued registration can be cancelled.")
