@@ -83,9 +83,6 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
   /// How long one main-queue turn may deliver before it yields: half a 60 Hz frame.
   static var frameBudgetNanoseconds: UInt64 { 8_000_000 }
 
-  /// The capacity an emptied batch may keep for reuse; a burst beyond it is released.
-  private static var retainedCapacity: Int { 1024 }
-
   /// - Parameters:
   ///   - scheduler: Where items are delivered.
   ///   - deliversBacklogInline: Whether a submission on the main queue delivers a backlog that
