@@ -93,7 +93,7 @@ struct ObservationTokenTests {
     withExtendedLifetime(others) {}
   }
 
-  @Test func theFirstRegistrationOfAnObservableReleasesItsCapturesWhenCancelledAndItsSlotIsReused() {
+  @Test func anObservablesOnlyRegistrationReleasesItsCapturesWhenCancelled() {
     // A fresh list's first slot is initialized with the first registration's own closure; once
     // cancelled, nothing may keep that closure, and the slot must serve the next registration.
     let observable = Observable(0)

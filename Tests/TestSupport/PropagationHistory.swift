@@ -402,8 +402,8 @@ private struct HistoryChecker {
     // waiting for that graph's turn: a propagation of the other graph that ran entirely inside
     // it (in real time) then took effect before it, though the switching one appeared first in
     // its own roots. So when the first order does not explain the history, try moving a
-    // propagation after ones that ended while it ran (or after any, for a set made inside a
-    // callback, which takes effect with the propagation that called it) and store none of its
+    // propagation after ones that began before it returned (or after any, for a set made inside
+    // a callback, which takes effect with the propagation that called it) and store none of its
     // roots (the roots' anchors do not order them), and keep the move that explains the most.
     // The propagations tried start 16 places before the first violation (a late registration
     // can show it far after the propagation that moves) and end 4 after it. Every order tried
@@ -418,12 +418,14 @@ private struct HistoryChecker {
         let roots = Set(moving.stores.map(\.node))
         for later in (index + 1)..<min(order.count, index + 9) {
           let passed = order[later]
+          // Real time orders only calls that do not overlap: a set may take effect after one
+          // that began before it returned, whichever returned first (a thread that gave its
+          // turns back may return long after the propagation that took them next). A queueable
+          // set may take effect after it returns (a set inside a callback belongs to the
+          // propagation that called it).
           guard passed.stores.allSatisfy({ !roots.contains($0.node) }),
             moving.queueable || passed.begin < moving.end
           else { continue candidates }
-          // A queueable set may take effect after it returns (a set inside a callback belongs
-          // to the propagation that called it).
-          guard moving.queueable || passed.end < moving.end else { continue }
           var candidate = order
           candidate.insert(candidate.remove(at: index), at: later)
           let report = evaluate(candidate, parsed)
