@@ -307,7 +307,18 @@ final class ObservationContext {
     // Work posted for this propagation meanwhile makes the root's give-back below refuse.
     // Set too by a propagation that goes before another (see `goesBefore`).
     let recorded = recordsValuesBefore
-    if recorded { endRecordingValuesBefore() }
+    if recorded {
+      let later = goesBefore
+      endRecordingValuesBefore()
+      // Its switches' graphs go to the propagation it went before, turn and all.
+      if let later, !deferredJoins.isEmpty {
+        deferredJoins.removeAll {
+          PropagationGraph.handOver($0.0, by: self, to: later) { root in
+            (heldTurns.firstIndex { $0 === root } ?? -1) >= turnFloor
+          }
+        }
+      }
+    }
     while heldTurns.count > turnFloor {
       // Still listed while it is given back: a queued propagation it runs holds it. Refused
       // while work posted for this propagation waits: run it first, still holding the turn

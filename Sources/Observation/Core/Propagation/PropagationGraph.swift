@@ -410,6 +410,13 @@ final class PropagationGraph {
       guard force else { return .mustWait(a.state.holder == me ? b : a) }
       (child, root) = a.state.holder == me ? (b, a) : (a, b)
     }
+    return .linked(root, moved: attach(child, to: root), isSwitching: root.isSwitching)
+  }
+
+  /// Makes `child` a graph of `root`'s tree, both roots, both stripes held: the waiters and
+  /// queued propagations of `child` move to `root`, in their order. Returns the waiters to wake
+  /// (they wait on `root` from now on).
+  private static func attach(_ child: PropagationGraph, to root: PropagationGraph) -> [TurnWaiter] {
     child.parent = root
     root.size += child.size
     root.isSwitching = root.isSwitching || child.isSwitching
@@ -426,7 +433,52 @@ final class PropagationGraph {
       }
     }
     child.holderContext = nil
-    return .linked(root, moved: waiting, isSwitching: root.isSwitching)
+    return waiting
+  }
+
+  /// At the end of a propagation that went before `later` (see
+  /// ``ObservationContext/goesBefore``), joins the graph of its switch, `graph`, whose root it
+  /// still holds, into the graph `later` holds, instead of giving that root back: `later` holds
+  /// the joined graph from then on, and whoever waited for `graph` now waits for it. Giving the
+  /// root back first and joining after would let a third propagation take `graph` in between,
+  /// while the switch reads the other graph: it would run beside `later`, which writes what the
+  /// switch reads (the changes this propagation left it to deliver).
+  ///
+  /// - Parameters:
+  ///   - graph: The graph of a switch of the ending propagation, which deferred its join.
+  ///   - context: The ending propagation's thread.
+  ///   - later: The propagation it went before.
+  ///   - isOwn: Whether the ending propagation took the turn of a root itself (one that a
+  ///     queued propagation's runner took belongs to that runner's propagation).
+  /// - Returns: Whether the graphs are one now; `false` if `later` no longer holds its root
+  ///   (its propagation ended) or the ending propagation does not hold `graph`'s, changing
+  ///   nothing.
+  static func handOver(
+    _ graph: PropagationGraph, by context: ObservationContext, to later: CrossedPropagation,
+    isOwn: (PropagationGraph) -> Bool
+  ) -> Bool {
+    let me = ObjectIdentifier(context)
+    let theirs = later.root
+    while true {
+      let mine = graph.root
+      if mine === theirs { return true }
+      let locks =
+        mine.stripe < theirs.stripe ? (mine.lock, theirs.lock) : (theirs.lock, mine.lock)
+      let isShared = mine.stripe == theirs.stripe
+      locks.0.lock()
+      if !isShared { locks.1.lock() }
+      defer {
+        if !isShared { locks.1.unlock() }
+        locks.0.unlock()
+      }
+      // Joined into another meanwhile (by a thread that had to force a join): look again.
+      guard mine.parent == nil else { continue }
+      guard mine.state.holder == me, isOwn(mine), theirs.parent == nil,
+        theirs.holderContext === later.context, theirs.state.progress == later.givenBack
+      else { return false }
+      for waiter in attach(mine, to: theirs) { waiter.semaphore.signal() }
+      return true
+    }
   }
 }
 
