@@ -27,8 +27,8 @@ struct ObserverList<Value>: ~Copyable {
 
   private(set) var base: UnsafeMutablePointer<Entry>
   // `count` and `oldCount`, which every round reads, are words; the other counts are stored in
-  // 32 bits, in pairs, which makes every observed observable's delivery storage 16 bytes
-  // smaller. A list of 2³² slots stops at a precondition when its capacity is written.
+  // 32 bits, in pairs, since every observed observable's delivery storage holds them. A list of
+  // 2³² slots stops at a precondition when its capacity is written.
   private(set) var count = 0
   private var storedCapacity: UInt32
   private var storedInitializedEnd: UInt32 = 0
@@ -98,8 +98,7 @@ struct ObserverList<Value>: ~Copyable {
   typealias Callback = (Value, ObservableOptions) -> Void
 
   /// The closure of vacant slots and removed entries, made now if nobody made it yet: a list
-  /// whose one registration stays, like every level of a derived chain, never makes it (24
-  /// bytes).
+  /// whose one registration stays, like every level of a derived chain, never allocates it.
   // Inlined: a call on the list from unspecialized code looks the list type's metadata up.
   @inline(__always)
   mutating func vacantCallback() -> Callback {

@@ -390,7 +390,9 @@ final class ObservationContext {
   @exclusivity(unchecked) private var postsAtEnd: [(CrossedPropagation, () -> Void)] = []
 
   /// Hands `catchUp` to the thread of `later`, whose propagation waits for this one, when this
-  /// one ends (see ``goesBefore``).
+  /// one ends (see ``goesBefore``). `catchUp` then runs on that thread, or on this one if
+  /// `later` has ended: it may touch only state guarded by a lock it takes (a registration's
+  /// catch-up takes its observable's lock, under which its backlog is recorded).
   func postWhenThisPropagationEnds(to later: CrossedPropagation, _ catchUp: @escaping () -> Void) {
     postsAtEnd.append((later, catchUp))
   }
