@@ -602,11 +602,30 @@ final class ObservationContext {
   /// nothing. A thread that still holds turns (the transaction ran inside a callback or a queued
   /// propagation), or that found the holder stuck, queues them behind the propagation that held
   /// the turn, and the transaction returns before they are stored.
+  ///
+  /// Made again here, a transaction can find a cycle again (a woken waiter it passes, see
+  /// ``TurnState/passingBudget``) and end queued once more: its next attempt then comes after
+  /// this one returns, in the loop of the outermost call, so that however many attempts it
+  /// takes, the stack does not grow.
   private func runQueuedTransaction(_ queued: QueuedTransaction) {
-    let sets = queued.sets
-    let job = { withObservationTransaction { for set in sets { set() } } }
-    guard queued.stuck || !heldTurns.isEmpty else { return job() }
-    // Free by now: this thread runs them itself.
-    if !queued.graph.queue(job) { job() }
+    guard transactionsToMake == nil else {
+      transactionsToMake?.append(queued)
+      return
+    }
+    transactionsToMake = WorkQueue()
+    transactionsToMake?.append(queued)
+    defer { transactionsToMake = nil }
+    while let queued = transactionsToMake?.popFirst() {
+      let sets = queued.sets
+      let job = { withObservationTransaction { for set in sets { set() } } }
+      // Behind the propagation that holds the graph, unless the graph is free by now: then
+      // this thread makes them itself.
+      if queued.stuck || !heldTurns.isEmpty, queued.graph.queue(job) { continue }
+      job()
+    }
   }
+
+  /// The queued transactions this thread is making again, oldest first, while
+  /// ``runQueuedTransaction(_:)`` makes them; `nil` otherwise.
+  @exclusivity(unchecked) private var transactionsToMake: WorkQueue<QueuedTransaction>?
 }
