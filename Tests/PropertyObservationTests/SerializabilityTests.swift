@@ -1214,6 +1214,70 @@ extension SerializabilityTests {
   }
 }
 
+// MARK: - A queued transaction beside a queued propagation
+
+extension SerializabilityTests {
+  /// Thread X's transaction sets `a = 10` and, while it holds `a`'s turn, thread Z2's callback
+  /// sets `a = 20` in a transaction of its own: it cannot wait for X, which makes no progress,
+  /// so it is queued behind X. X then sets `b = 11`, whose turn thread Z3 holds in a blocked
+  /// callback: X cannot wait either, so its transaction is queued behind Z3. Giving `a`'s turn
+  /// back at X's end runs Z2's transaction on X: it stays a propagation of its own, published at
+  /// once, and X's follows, whole, once Z3 goes on. (They were made as one transaction, and `a`
+  /// went from 0 to 20 without ever publishing 10.)
+  @Test func aQueuedTransactionNeverTakesInTheSetsOfAnotherThreadsQueuedOne() async {
+    let (report, published, waited) = await onItsOwnThread {
+      () -> (HistoryReport, [Int], [Bool]) in
+      let history = PropagationHistory(nodes: [
+        .root(initial: 0), .root(initial: 0), .root(initial: 0),
+      ])
+      let (a, b, c) = (Observable(0), Observable(0), Observable(0))
+      let (bHeld, releaseB) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+      let (aHeld, z2Returned) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+      let published = RecordingLog<Int>()
+      let waited = RecordingLog<Bool>()
+      let tokens = [
+        record(a, node: 0, options: [.old, .new], in: history) { option, value in
+          if option == .new { published.append(value) }
+        },
+        record(b, node: 1, options: [.old, .new], in: history) { option, value in
+          guard option == .new, value == 1 else { return }
+          bHeld.signal()
+          waited.append(arrives(releaseB))
+        },
+        record(c, node: 2, options: [.old, .new], in: history) { option, value in
+          guard option == .new, value == 2 else { return }
+          history.propagation(thread: -1, queueable: true, stores: [(0, 20)]) {
+            withObservationTransaction { a.value = 20 }
+          }
+        },
+      ]
+      let z3 = runInBackground { set(b, node: 1, to: 1, thread: 2, in: history) }
+      waited.append(arrives(bHeld))
+      let z2 = runInBackground {
+        guard arrives(aHeld) else { return }
+        set(c, node: 2, to: 2, thread: 1, in: history)
+        z2Returned.signal()
+      }
+      history.propagation(thread: 0, queueable: true, stores: [(0, 10), (1, 11)]) {
+        withObservationTransaction {
+          a.value = 10
+          aHeld.signal()
+          waited.append(arrives(z2Returned))
+          b.value = 11
+        }
+      }
+      z2.waitUntilFinished("the set of c whose callback's transaction was queued")
+      releaseB.signal()
+      z3.waitUntilFinished("the set of b whose callback blocked")
+      withExtendedLifetime(tokens) {}
+      return (history.check(), published.events, waited.events)
+    }
+    #expect(waited == [true, true, true], "a thread waited in vain")
+    #expect(published == [20, 10])
+    #expect(report.isClean, "\(report)")
+  }
+}
+
 // MARK: - Hunting over many seeds, on request
 
 /// What `PO_HUNT_SEEDS` asks for, if set: `FIRST-LAST`, inclusive.

@@ -535,6 +535,11 @@ final class ObservationContext {
   func endTransaction() {
     transactionDepth -= 1
     guard transactionDepth == 0 else { return }
+    // Taken before the turns are given back: giving one back can run a propagation another
+    // thread queued, on this thread, and a transaction in it must not find this one's sets
+    // still queued and add its own to them (two propagations made as one).
+    let queued = queuedTransaction
+    queuedTransaction = nil
     if !participants.isEmpty {
       let changed = participants
       participants = []
@@ -545,10 +550,7 @@ final class ObservationContext {
     } else {
       giveBackTurnsIfOutside()
     }
-    if let queued = queuedTransaction {
-      queuedTransaction = nil
-      runQueuedTransaction(queued)
-    }
+    if let queued { runQueuedTransaction(queued) }
   }
 
   // MARK: - Transactions that cannot wait
