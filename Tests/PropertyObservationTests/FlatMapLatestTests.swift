@@ -244,6 +244,39 @@ struct FlatMapLatestTests {
     }
   }
 
+  /// A switch into a graph whose propagation is stuck in a callback (here, until this thread is
+  /// done) cannot wait for it and joins it all the same. A set this thread then makes into the
+  /// observable the stuck thread is delivering is delivered by that thread, after its round
+  /// (the Threading article's one case of overlapping propagations); it used to stop the
+  /// program ("A value was stored while another thread delivers").
+  @Test func aSetIntoAGraphASwitchJoinedWhileItsPropagationWasStuckIsDeliveredByThatPropagation()
+    async
+  {
+    await onItsOwnThread {
+      let (x, y, selection) = (Observable(0), Observable(-1), Observable(false))
+      let round = Gate("x's round")
+      let xLog = RecordingLog<Int>()
+      let blocker = x.observe { value, _ in
+        xLog.append(value)
+        if value == 1 { round.block() }
+      }
+      let selected = selection.flatMapLatest { $0 ? x : y }
+      let log = RecordingLog<Int>()
+      let recorder = selected.observe { value, _ in log.append(value) }
+      round.runOnAnotherThread {
+        x.value = 1
+      } whileBlocked: {
+        selection.value = true
+        x.value = 2
+        #expect(xLog.events == [1], "x = 2 was delivered before x = 1's round ended")
+      }
+      #expect(xLog.events == [1, 2])
+      #expect(log.events == [1, 2])
+      #expect(selected.value == 2)
+      withExtendedLifetime((blocker, recorder)) {}
+    }
+  }
+
   @Test func switchingWhileTheOldInnerIsSetFromAnotherThreadNeverGoesBack() async {
     await onItsOwnThread {
       for _ in 0..<20 {

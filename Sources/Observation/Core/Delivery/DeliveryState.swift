@@ -10,7 +10,9 @@
 /// - A set that finds the observable idle makes its thread the deliverer, which delivers the
 ///   round, then the work queued meanwhile, in arrival order, and gives the role back.
 /// - A set by the deliverer, inside a callback of its round, is queued behind the round, and
-///   delivered before the outermost set returns.
+///   delivered before the outermost set returns. A set by another thread meanwhile comes only
+///   after a join that could not wait (two propagations overlap then, see the Threading
+///   article): it is queued behind the round too, and the deliverer delivers it.
 /// - Registrations made during a round are queued too, so a round's list never changes under
 ///   it; a registration with `.initial` takes the role while `.initial` runs, so that a change
 ///   made inside `.initial` reaches the new registration after it.
@@ -31,7 +33,8 @@ struct DeliveryState {
     /// change, then drain the queue.
     case enqueueAndDrain
     /// This thread is delivering (a set inside a callback): queue the change; the thread
-    /// delivers it after the current round, before its outermost set returns.
+    /// delivers it after the current round, before its outermost set returns. Or another thread
+    /// is (see ``set(on:queueIsEmpty:)``): it delivers the change after its round.
     case enqueue
   }
 
@@ -42,11 +45,11 @@ struct DeliveryState {
     case .idle:
       role = .delivering(thread)
       return queueIsEmpty ? .deliver : .enqueueAndDrain
-    case .delivering(thread):
-      return .enqueue
     case .delivering:
-      preconditionFailure(
-        "A value was stored while another thread delivers: its turn was not held.")
+      // On another thread, only after a join that could not wait (see
+      // `PropagationGraph.join(_:)`): that thread's propagation goes on in a graph whose turn
+      // this one holds now, and it delivers this change after its round, as its own.
+      return .enqueue
     }
   }
 
