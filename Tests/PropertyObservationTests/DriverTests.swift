@@ -1,7 +1,8 @@
 import Dispatch
-import PropertyObservation
 import TestSupport
 import Testing
+
+@testable import PropertyObservation
 
 /// Driver behaviour on the test schedulers: ordering, sharing, replay, lifetimes and policies,
 /// checked step by step without waiting.
@@ -61,7 +62,18 @@ import Testing
     }
     count.value = 1
     #expect(main.pendingCount == 1)
+    let start = DispatchTime.now().uptimeNanoseconds
     #expect(main.runNext())
+    guard
+      DispatchTime.now().uptimeNanoseconds - start
+        < MainQueueLane<Int, UInt64>.frameBudgetNanoseconds
+    else {
+      // The thread was held up for a whole frame's budget (a loaded machine): the turn may
+      // have yielded before 2, as it must, and the next turn delivers it.
+      while main.runNext() {}
+      #expect(log.events == [0, 1, 2])
+      return
+    }
     #expect(log.events == [0, 1, 2], "2 arrived during the turn and went out in it")
     #expect(main.pendingCount == 0)
     #expect(driver.mainQueueHopCount == 1)
