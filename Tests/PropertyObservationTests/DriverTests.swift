@@ -345,9 +345,14 @@ import Testing
     let all = RecordingLog<Int>()
     let allToken = everyValue.drive { all.append($0) }
     for value in 101...103 { progress.value = value }
+    let start = DispatchTime.now().uptimeNanoseconds
     main.runAll()
+    let elapsed = DispatchTime.now().uptimeNanoseconds - start
     #expect(all.events == [100, 101, 102, 103])
-    #expect(everyValue.mainQueueHopCount == 1)
+    // One turn, unless a loaded machine held it up for a whole frame's budget (it then yields).
+    if elapsed < MainQueueLane<Int, UInt64>.frameBudgetNanoseconds {
+      #expect(everyValue.mainQueueHopCount == 1)
+    }
     withExtendedLifetime((token, allToken)) {}
   }
 
