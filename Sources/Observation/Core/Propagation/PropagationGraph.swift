@@ -337,15 +337,9 @@ final class PropagationGraph {
       if a === b { return a }
       // Read before locking: finding a held graph's root takes stripes.
       let aHeldFirst = context.heldEarlier(a, than: b)
-      // Two stripes, taken in the order of their indices.
-      let stripes = (a.stripe, b.stripe)
-      let isShared = stripes.0 == stripes.1
-      let locks = stripes.0 < stripes.1 ? (a.lock, b.lock) : (b.lock, a.lock)
-      locks.0.lock()
-      if !isShared { locks.1.lock() }
-      let outcome = link(a, b, by: me, aHeldFirst: aHeldFirst, force: !mayWait)
-      if !isShared { locks.1.unlock() }
-      locks.0.unlock()
+      let outcome = withStripes(of: a, b) {
+        link(a, b, by: me, aHeldFirst: aHeldFirst, force: !mayWait)
+      }
       switch outcome {
       case .linked(let root, let moved, let isSwitching):
         for waiter in moved { waiter.semaphore.signal() }
@@ -457,28 +451,48 @@ final class PropagationGraph {
     _ graph: PropagationGraph, by context: ObservationContext, to later: CrossedPropagation,
     isOwn: (PropagationGraph) -> Bool
   ) -> Bool {
+    enum Step {
+      case retry, refused
+      case attached(moved: [TurnWaiter])
+    }
     let me = ObjectIdentifier(context)
     let theirs = later.root
     while true {
       let mine = graph.root
       if mine === theirs { return true }
-      let locks =
-        mine.stripe < theirs.stripe ? (mine.lock, theirs.lock) : (theirs.lock, mine.lock)
-      let isShared = mine.stripe == theirs.stripe
-      locks.0.lock()
-      if !isShared { locks.1.lock() }
-      defer {
-        if !isShared { locks.1.unlock() }
-        locks.0.unlock()
+      let step = withStripes(of: mine, theirs) { () -> Step in
+        // Joined into another meanwhile (by a thread that had to force a join): look again.
+        guard mine.parent == nil else { return .retry }
+        guard mine.state.holder == me, isOwn(mine), theirs.parent == nil,
+          theirs.holderContext === later.context, theirs.state.progress == later.givenBack
+        else { return .refused }
+        return .attached(moved: attach(mine, to: theirs))
       }
-      // Joined into another meanwhile (by a thread that had to force a join): look again.
-      guard mine.parent == nil else { continue }
-      guard mine.state.holder == me, isOwn(mine), theirs.parent == nil,
-        theirs.holderContext === later.context, theirs.state.progress == later.givenBack
-      else { return false }
-      for waiter in attach(mine, to: theirs) { waiter.semaphore.signal() }
-      return true
+      switch step {
+      case .retry: continue
+      case .refused: return false
+      case .attached(let moved):
+        // Woken after unlocking: they wait on `theirs`, whose stripe they take at once.
+        for waiter in moved { waiter.semaphore.signal() }
+        return true
+      }
     }
+  }
+
+  /// Runs `body` with the stripes of `a` and `b` held, taken in the order of their indices (one
+  /// lock when they share a stripe), so that two threads locking two graphs never deadlock.
+  private static func withStripes<Result>(
+    of a: PropagationGraph, _ b: PropagationGraph, _ body: () -> Result
+  ) -> Result {
+    let isShared = a.stripe == b.stripe
+    let locks = a.stripe < b.stripe ? (a.lock, b.lock) : (b.lock, a.lock)
+    locks.0.lock()
+    if !isShared { locks.1.lock() }
+    defer {
+      if !isShared { locks.1.unlock() }
+      locks.0.unlock()
+    }
+    return body()
   }
 }
 
