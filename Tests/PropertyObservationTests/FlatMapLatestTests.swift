@@ -247,8 +247,7 @@ struct FlatMapLatestTests {
   /// A switch into a graph whose propagation is stuck in a callback (here, until this thread is
   /// done) cannot wait for it and joins it all the same. A set this thread then makes into the
   /// observable the stuck thread is delivering is delivered by that thread, after its round
-  /// (the Threading article's one case of overlapping propagations); it used to stop the
-  /// program ("A value was stored while another thread delivers").
+  /// (the Threading article's one case of overlapping propagations), and the program goes on.
   @Test func aSetIntoAGraphASwitchJoinedWhileItsPropagationWasStuckIsDeliveredByThatPropagation()
     async
   {

@@ -1222,8 +1222,8 @@ extension SerializabilityTests {
   /// so it is queued behind X. X then sets `b = 11`, whose turn thread Z3 holds in a blocked
   /// callback: X cannot wait either, so its transaction is queued behind Z3. Giving `a`'s turn
   /// back at X's end runs Z2's transaction on X: it stays a propagation of its own, published at
-  /// once, and X's follows, whole, once Z3 goes on. (They were made as one transaction, and `a`
-  /// went from 0 to 20 without ever publishing 10.)
+  /// once, and X's follows, whole, once Z3 goes on: `a` publishes 20, then 10, never 20 alone as
+  /// if the two transactions were one.
   @Test func aQueuedTransactionNeverTakesInTheSetsOfAnotherThreadsQueuedOne() async {
     let (report, published, waited) = await onItsOwnThread {
       () -> (HistoryReport, [Int], [Bool]) in
@@ -1324,15 +1324,14 @@ extension SerializabilityTests {
   ///
   /// `PROPERTY_OBSERVATION_TURN_TIMEOUT_MS=2` makes a waiter give up after 2 ms without progress,
   /// so the paths of a setter that cannot wait (queued propagations, transactions made again,
-  /// registrations catching up, joins that cannot wait) run all the time; with six or eight
-  /// threads and two busy loops beside the run, it found the crash and the fold of queued
-  /// transactions that 100 ms never showed. A switch that joins a graph whose propagation is
+  /// registrations catching up, joins that cannot wait) run all the time, most with six or eight
+  /// threads and other work beside the run. A switch that joins a graph whose propagation is
   /// stuck overlaps it (the Threading article's one exception), so expect breaks there.
   ///
   /// Seed 5166 makes `flatMapLatest` switches cross two graphs in opposite directions while both
-  /// propagations are under way, and a third thread take a graph between them; it failed about
-  /// once in 140 runs until a switch that went first handed its graph over (see
-  /// `PropagationGraph.handOver`), so hunt it with many repeats (`PO_HUNT_REPEATS=48`).
+  /// propagations are under way, and a third thread take a graph between them, which only a
+  /// switch that went first handing its graph over excludes (see `PropagationGraph.handOver`);
+  /// the interleaving is rare, so hunt it with many repeats (`PO_HUNT_REPEATS=48`).
   @Test(.enabled(if: huntSeedsRequest != nil), arguments: HuntConfiguration.allCases)
   func huntsRandomGraphs(_ configuration: HuntConfiguration) async {
     guard let request = huntSeedsRequest, let seeds = huntSeeds(request) else {
