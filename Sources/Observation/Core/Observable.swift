@@ -47,7 +47,8 @@
 /// > Important: A nonisolated callback runs on the thread whose propagation made the change:
 /// > the thread that set the value, or, for a set queued because it could not wait, the thread
 /// > that ran the propagation it waited for. A `@MainActor` callback runs on the main queue and
-/// > an actor's on that actor, in the order of rounds (see <doc:Threading>). No lock is held
+/// > an actor's on that actor, in the order of propagations, across observables too (one
+/// > mailbox per isolation, see <doc:Threading>). No lock is held
 /// > while a callback runs, so callbacks may read and set ``value`` and add or remove observers,
 /// > themselves included.
 ///

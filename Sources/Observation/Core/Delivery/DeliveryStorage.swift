@@ -81,7 +81,6 @@ final class DeliveryStorage<Value> {
     @exclusivity(unchecked) var joinedRecord: TransactionRecord<Value>?
     @exclusivity(unchecked) var valueBefore: ValueBefore?
     @exclusivity(unchecked) var mainActorLanes: [any RoundLane] = []
-    @exclusivity(unchecked) var actorLanes: [ActorLane<Call<Value>>] = []
     @exclusivity(unchecked) var tracer: Tracer?
   }
 
@@ -177,11 +176,6 @@ final class DeliveryStorage<Value> {
   var mainActorLanes: [any RoundLane] {
     get { storedOccasional?.mainActorLanes ?? [] }
     _modify { yield &occasional.mainActorLanes }
-  }
-  /// The lanes of this observable's registrations made on other actors, one per actor.
-  var actorLanes: [ActorLane<Call<Value>>] {
-    get { storedOccasional?.actorLanes ?? [] }
-    _modify { yield &occasional.actorLanes }
   }
 
   init(graph: PropagationGraph) {

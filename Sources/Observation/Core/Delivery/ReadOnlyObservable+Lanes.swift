@@ -1,11 +1,12 @@
-// The lanes an observable keeps for callbacks that run in an isolation of their own: one for
-// main-actor registrations (per main scheduler) and one per other actor, so that their calls run
-// in the order of rounds and, within a round, of registrations (see the Threading article).
+// The lanes an observable keeps for its main-actor registrations, one per main scheduler, which
+// the mailbox of that scheduler's main queue orders among every observable's (see the Threading
+// article).
 
 extension ReadOnlyObservable {
   /// The lane of this observable's main-actor registrations made under the current
   /// ``MainScheduler``: shared by all of them, so that calls that wait for the main queue run in
-  /// the order of rounds and, within a round, of registrations.
+  /// the order of rounds and, within a round, of registrations. Its mailbox, shared with every
+  /// other observable's lane on that main queue, orders them among those lanes' calls.
   ///
   /// - Returns: The lane, and the serial of the handle about to be made for it (see
   ///   `endedDuringDelivery`).
@@ -29,8 +30,7 @@ extension ReadOnlyObservable {
     }
     let cursor = MainActorLaneCursor()
     let lane = MainQueueLane<Value, MainActorCall>(
-      scheduler: scheduler,
-      deliversBacklogInline: true
+      mailbox: .forMainActor(on: scheduler)
     ) { [weak self] in
       guard let self else { return nil }
       let batch = MainActorBatch(cursor)
@@ -81,27 +81,5 @@ extension ReadOnlyObservable {
   /// its waiting main-actor calls must not run once the removing call has returned.
   func hasEnded(_ target: MainActorCallTarget) -> Bool {
     !delivery.endedDuringDelivery.isEmpty && target.isEnded(by: delivery.endedDuringDelivery)
-  }
-
-  /// The lane of this observable's registrations made on `actor`: shared by all of them, so that
-  /// their calls run in the order of rounds and, within a round, of registrations. Lanes whose
-  /// actor is gone are dropped here.
-  final func actorLane(for actor: any Actor) -> ActorLane<Call<Value>> {
-    let (lane, dropped): (ActorLane<Call<Value>>, [ActorLane<Call<Value>>]) = lock.withLock {
-      let delivery = makeDeliveryIfNeeded()
-      let dropped = delivery.actorLanes.filter { !$0.isAlive }
-      delivery.actorLanes.removeAll { !$0.isAlive }
-      if let lane = delivery.actorLanes.first(where: { $0.runs(on: actor) }) {
-        return (lane, dropped)
-      }
-      let lane = ActorLane<Call<Value>>(actor: actor) { call in
-        call.target?.run(call.value, call.option)
-      }
-      delivery.actorLanes.append(lane)
-      return (lane, dropped)
-    }
-    // Released after unlocking: a dropped lane may still hold values, whose deinit is user code.
-    withExtendedLifetime(dropped) {}
-    return lane
   }
 }

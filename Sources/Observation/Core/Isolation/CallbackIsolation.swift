@@ -119,9 +119,9 @@ enum CallbackIsolation {
     return { value, option in handle.dispatch(value, option) }
   }
 
-  /// ``confine(_:owner:on:)`` for another actor: through the observable's lane for `actor`,
-  /// shared by every registration made there, so calls arrive round by round and, within a
-  /// round, in registration order.
+  /// ``confine(_:owner:on:)`` for another actor: through the lane of `actor`, shared by every
+  /// registration made there on any observable, so calls arrive in the order they were made:
+  /// round by round and, within a round, in registration order.
   @inline(never)
   private static func confine<Value>(
     _ callback: @escaping (Value, ObservableOptions) -> Void,
@@ -130,20 +130,13 @@ enum CallbackIsolation {
     on observable: ReadOnlyObservable<Value>
   ) -> (Value, ObservableOptions) -> Void {
     let target = ConfinedCallback(callback, owner: owner)
-    let lane = observable.actorLane(for: actor)
+    let lane = ActorLane.lane(for: actor)
     // The closure holds `target`; waiting calls hold it weakly, so they find nothing to run once
     // the registration ends and releases the closure.
     return { value, option in
-      lane.submit(Call(target: target, value: value, option: option))
+      lane.submit { [weak target] in target?.run(value, option) }
     }
   }
-}
-
-/// One call waiting in an actor lane.
-struct Call<Value> {
-  weak var target: ConfinedCallback<Value>?
-  let value: Value
-  let option: ObservableOptions
 }
 
 // The boxes of ``CallbackIsolation/reinterpret(_:as:)``: each pair differs only in the

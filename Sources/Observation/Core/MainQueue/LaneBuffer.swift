@@ -70,6 +70,18 @@ struct LaneBuffer<Item, Tag> {
     }
   }
 
+  /// Moves the oldest `moved` elements, in order, to the end of `other`.
+  mutating func moveFirst(_ moved: Int, to other: inout LaneBuffer) {
+    for index in start..<(start + moved) {
+      other.append((items + index).move(), (tags + index).move())
+    }
+    start += moved
+    if start == end {
+      start = 0
+      end = 0
+    }
+  }
+
   /// Releases every element.
   mutating func removeAll() {
     removeFirst(count)

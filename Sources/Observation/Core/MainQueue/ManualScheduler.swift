@@ -50,12 +50,26 @@ public final class ManualScheduler {
   @exclusivity(unchecked) private var now = MainScheduler.Interval(nanoseconds: 0)
   @exclusivity(unchecked) private var runner: ThreadID?
   @exclusivity(unchecked) private var depth = 0
+  /// The mailbox of the main-actor lanes on this scheduler, while one of them holds it: the
+  /// mailbox holds the scheduler, so the scheduler holds it weakly.
+  @exclusivity(unchecked) private weak var madeMainActorMailbox: MainQueueMailbox?
 
   /// Creates a scheduler with nothing queued, its clock at zero.
   public init() {}
 
   deinit {
     lock.deallocate()
+  }
+
+  /// The mailbox that every main-actor lane on this scheduler shares (see
+  /// ``MainQueueMailbox/forMainActor(on:)``).
+  var mainActorMailbox: MainQueueMailbox {
+    lock.lock()
+    defer { lock.unlock() }
+    if let made = madeMainActorMailbox { return made }
+    let made = MainQueueMailbox(scheduler: .manual(self), deliversBacklogInline: true)
+    madeMainActorMailbox = made
+    return made
   }
 
   /// The number of work items due to run now; work scheduled for a later virtual time is not
