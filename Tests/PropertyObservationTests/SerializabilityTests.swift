@@ -83,6 +83,47 @@ private func set(
   }
 }
 
+/// Registers an observer of `node` whose callback is main-actor isolated, under `main`, which
+/// stands for the main queue; `history` records its calls as isolation 0's.
+private func recordOnMainActor(
+  _ observable: ReadOnlyObservable<Int>, node: Int, options: Set<HistoryOption>,
+  under main: ManualScheduler, in history: PropagationHistory
+) -> ObservationToken {
+  let observer = history.newObserver(node: node, options: options, isolation: 0)
+  return history.registering(observer) {
+    MainScheduler.withScheduler(.manual(main)) {
+      observable.observe(options: observableOptions(options)) { @MainActor value, option in
+        history.publish(observer, historyOption(option), value)
+      }
+    }
+  }
+}
+
+/// A thread that runs `scheduler`'s queued work, standing for the main queue, until `stop()`.
+private final class MainQueueStandIn: Sendable {
+  private let scheduler: ManualScheduler
+  private let stopped = RecordingLog<Bool>()
+  private let running: BackgroundRun
+
+  init(_ scheduler: ManualScheduler) {
+    self.scheduler = scheduler
+    let stopped = stopped
+    running = runInBackground {
+      while stopped.events.isEmpty {
+        scheduler.runAll()
+        usleep(20)
+      }
+    }
+  }
+
+  /// Stops the thread, then runs what is still queued, on the calling thread.
+  func stop() {
+    stopped.append(true)
+    running.waitUntilFinished("the main queue's stand-in")
+    while scheduler.pendingCount > 0 { scheduler.runAll() }
+  }
+}
+
 /// Tokens kept to the end of a run, from any thread.
 private typealias TokenJar = RecordingLog<ObservationToken>
 
@@ -236,6 +277,16 @@ private func runRandomGraph(
         }
       })
   }
+  // Main-actor observers of every root and of the last derived node: their calls wait in one
+  // mailbox, whose order the checker holds to the serial order across roots.
+  let main = ManualScheduler()
+  for node in Array(graph.roots.indices) + [graph.nodes.count - 1] {
+    let options: Set<HistoryOption> = node % 2 == 0 ? [.new] : [.old, .new]
+    tokens.append(
+      recordOnMainActor(
+        graph.observables[node], node: node, options: options, under: main, in: history))
+  }
+  let mainQueue = MainQueueStandIn(main)
   runConcurrently(threads) { thread in
     var random = SplitMix64(seed: seed &* 0x1_0000 &+ UInt64(thread))
     func pick(_ count: Int) -> Int { Int.random(in: 0..<count, using: &random) }
@@ -273,6 +324,7 @@ private func runRandomGraph(
   for (node, root) in graph.roots.enumerated() {
     set(root, node: node, to: 900_000_000 + node, thread: threads, in: history)
   }
+  mainQueue.stop()
   let report = history.check()
   for token in tokens.events { token.cancel() }
   return (report, graph.summary, blocked.events)
@@ -343,6 +395,38 @@ struct SerializabilityTests {
       nodes: diamond, observers: diamondObservers, events: events)
     #expect(report.brokenOldChains == 1, "\(report)")
     #expect(report.duplicates == 1, "\(report)")
+  }
+
+  @Test func theCheckerHoldsAnIsolationsCallsToTheSerialOrderAcrossRoots() {
+    // One thread sets `a`, `b`, then `a` again; each root has an anchor and a main-actor
+    // observer (isolation 0). The main actor ran `a`'s two calls before `b`'s: a lane per
+    // observable, not one mailbox.
+    let nodes: [HistoryNode] = [.root(initial: 0), .root(initial: 0)]
+    let observers = [
+      HistoryObserver(node: 0, options: [.new]), HistoryObserver(node: 1, options: [.new]),
+      HistoryObserver(node: 0, options: [.new], isolation: 0),
+      HistoryObserver(node: 1, options: [.new], isolation: 0),
+    ]
+    func set(_ step: Int, root: Int, to value: Int) -> [HistoryEvent] {
+      [
+        .begin(step: step, thread: 0, queueable: false),
+        .store(step: step, node: root, value: value),
+        .publication(observer: root, option: .new, value: value, thread: 1),
+        .end(step: step),
+      ]
+    }
+    let sets = set(1, root: 0, to: 1) + set(2, root: 1, to: 2) + set(3, root: 0, to: 3)
+    func mainActor(_ calls: [(observer: Int, value: Int)]) -> [HistoryEvent] {
+      calls.map { .publication(observer: $0.observer, option: .new, value: $0.value, thread: 9) }
+    }
+    let inOrder = sets + mainActor([(2, 1), (3, 2), (2, 3)])
+    let perObservable = sets + mainActor([(2, 1), (2, 3), (3, 2)])
+    let clean = PropagationHistory.check(nodes: nodes, observers: observers, events: inOrder)
+    #expect(clean.isClean, "\(clean)")
+    let report = PropagationHistory.check(
+      nodes: nodes, observers: observers, events: perObservable)
+    #expect(report.ordering == 1, "\(report)")
+    #expect(report.lost == 0 && report.outOfOrder == 0, "each observer alone is fine: \(report)")
   }
 
   @Test func theCheckerReportsAnOrderingCycleAndAnOrderAgainstRealTime() {

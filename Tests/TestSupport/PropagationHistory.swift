@@ -51,7 +51,8 @@ import PropertyObservation
 // - out of order: a value the node held, but not at that point (a reordered or stale value);
 // - broken `.old` chain: an `.old` that is not the observer's previous value, or a `.new` not
 //   preceded by its `.old`;
-// - ordering: the order violations listed above.
+// - ordering: the order violations listed above, and calls that ran in one isolation (the main
+//   actor's mailbox) against the serial order, across the roots observed there.
 //
 // A clean report means the history is one serial order of whole propagations. The checker only
 // relies on unique stored values and on the graph's functions being those the test declares.
@@ -101,10 +102,15 @@ package enum HistoryOption: Sendable, Hashable, CustomStringConvertible {
 package struct HistoryObserver: Sendable {
   package let node: Int
   package let options: Set<HistoryOption>
+  /// For an observer whose calls wait for an isolation of their own (the main actor), a number
+  /// naming that isolation: the `.new` calls of all its root observers must come in the serial
+  /// order, whatever root they observe (one mailbox per isolation).
+  package let isolation: Int?
 
-  package init(node: Int, options: Set<HistoryOption>) {
+  package init(node: Int, options: Set<HistoryOption>, isolation: Int? = nil) {
     self.node = node
     self.options = options
+    self.isolation = isolation
   }
 }
 
@@ -234,10 +240,11 @@ package final class PropagationHistory: @unchecked Sendable {
     }
   }
 
-  /// A new observer id for `node` and `options`.
-  package func newObserver(node: Int, options: Set<HistoryOption>) -> Int {
+  /// A new observer id for `node` and `options`, whose calls run in `isolation` (see
+  /// ``HistoryObserver/isolation``).
+  package func newObserver(node: Int, options: Set<HistoryOption>, isolation: Int? = nil) -> Int {
     lock.withLock {
-      observers.append(HistoryObserver(node: node, options: options))
+      observers.append(HistoryObserver(node: node, options: options, isolation: isolation))
       return observers.count - 1
     }
   }
@@ -318,6 +325,8 @@ private struct HistoryChecker {
 
   /// The roots each node reads, directly or through other nodes.
   let roots: [Set<Int>]
+  /// Per node, a number its group of joined nodes shares (connected through sources).
+  let group: [Int]
 
   init(nodes: [HistoryNode], observers: [HistoryObserver], events: [HistoryEvent]) {
     self.nodes = nodes
@@ -336,6 +345,17 @@ private struct HistoryChecker {
       }
     }
     self.roots = roots
+    // The groups of joined roots: roots that a node reads together, transitively.
+    var group = Array(nodes.indices)
+    func leader(_ node: Int) -> Int {
+      var node = node
+      while group[node] != node { node = group[node] }
+      return node
+    }
+    for node in nodes.indices {
+      for source in nodes[node].sources { group[leader(source)] = leader(node) }
+    }
+    self.group = nodes.indices.map { leader($0) }
   }
 
   /// What the log says, parsed once.
@@ -446,7 +466,7 @@ private struct HistoryChecker {
     var checker = self
     checker.report.publications = parsed.calls.reduce(0) { $0 + $1.count }
     checker.report.propagations = order.count
-    checker.checkOrder(order, calls: parsed.calls, stepOfValue: parsed.stepOfValue)
+    checker.checkOrder(order, parsed)
     let (changes, states, held) = replay(order)
     for observer in observers.indices {
       // The window of possible starting points: after every propagation whose (top-level) set
@@ -478,7 +498,8 @@ private struct HistoryChecker {
 
   /// The ordering checks on `order`: roots' observers agree with it, and so do real time and
   /// each thread's program order.
-  mutating func checkOrder(_ order: [Step], calls: [[Call]], stepOfValue: [Int: Int]) {
+  mutating func checkOrder(_ order: [Step], _ parsed: Parsed) {
+    let (calls, stepOfValue) = (parsed.calls, parsed.stepOfValue)
     var index: [Int: Int] = [:]
     for (offset, step) in order.enumerated() { index[step.id] = offset }
     for (observer, observed) in calls.enumerated() {
@@ -494,6 +515,50 @@ private struct HistoryChecker {
               + "\(order[previous].id) before \(step), which took effect first elsewhere (a cycle)")
         }
         previous = current
+      }
+    }
+    // One mailbox per isolation: the `.new` calls its root observers got, in the order they
+    // ran there (the log's), may not put a propagation after one that every serial order puts
+    // after it: a later propagation of the same group of joined roots (in `order`, which the
+    // roots' observers fix within a group), or one that began after it returned (real time).
+    // Propagations of different groups that overlapped in time may run there either way round.
+    var runs: [Int: [(observer: Int, call: Call)]] = [:]
+    for (observer, observed) in calls.enumerated() {
+      guard let isolation = observers[observer].isolation,
+        case .root = nodes[observers[observer].node]
+      else { continue }
+      runs[isolation, default: []] += observed.filter { $0.option == .new }.map { (observer, $0) }
+    }
+    for (isolation, run) in runs {
+      let delivered = run.sorted { $0.call.position < $1.call.position }
+      // Per group, the latest propagation (its place in `order`) whose call ran so far.
+      var latestOfGroup: [Int: Int] = [:]
+      // The latest beginning among the propagations whose calls ran so far.
+      var latestBegin: (position: Int, step: Int)?
+      for (observer, call) in delivered {
+        guard let step = stepOfValue[call.value], let current = index[step] else { continue }
+        let propagation = order[current]
+        let groups = Set(propagation.stores.map { group[$0.node] })
+        for group in groups {
+          if let latest = latestOfGroup[group], current < latest {
+            report.ordering += 1
+            report.noteViolation(at: current)
+            report.note(
+              "ordering: isolation \(isolation) ran observer \(observer)'s call for propagation "
+                + "\(step) after a call for \(order[latest].id), which took effect later")
+          }
+          latestOfGroup[group] = max(latestOfGroup[group] ?? current, current)
+        }
+        if let latestBegin, !propagation.queueable, propagation.end < latestBegin.position {
+          report.ordering += 1
+          report.noteViolation(at: current)
+          report.note(
+            "ordering: isolation \(isolation) ran observer \(observer)'s call for propagation "
+              + "\(step) after a call for \(latestBegin.step), which began after it had returned")
+        }
+        if propagation.begin > latestBegin?.position ?? -1 {
+          latestBegin = (propagation.begin, step)
+        }
       }
     }
     // Real time: no propagation placed after one that began after it returned. A queueable set
