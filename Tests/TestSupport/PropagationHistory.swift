@@ -345,7 +345,10 @@ private struct HistoryChecker {
       }
     }
     self.roots = roots
-    // The groups of joined roots: roots that a node reads together, transitively.
+    // The groups of joined roots: roots that a node reads together, transitively. A switch
+    // joins its selector's graph with the selected candidate only while it selects it, so its
+    // candidates do not count: two propagations of roots that only a switch connects may run
+    // at the same time, in either order.
     var group = Array(nodes.indices)
     func leader(_ node: Int) -> Int {
       var node = node
@@ -353,7 +356,9 @@ private struct HistoryChecker {
       return node
     }
     for node in nodes.indices {
-      for source in nodes[node].sources { group[leader(source)] = leader(node) }
+      var joined = nodes[node].sources
+      if case .switchTo(let selector, _, _) = nodes[node] { joined = [selector] }
+      for source in joined { group[leader(source)] = leader(node) }
     }
     self.group = nodes.indices.map { leader($0) }
   }
