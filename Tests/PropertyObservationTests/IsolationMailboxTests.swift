@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import PropertyObservation
 import TestSupport
 import Testing
@@ -111,6 +112,38 @@ struct IsolationMailboxTests {
     }.waitUntilFinished("the setter")
     manual.runAll()
     #expect(log == ["a1", "a1 returns", "b1", "c1"])
+    withExtendedLifetime(tokens) {}
+  }
+
+  @MainActor
+  @Test(arguments: [false, true])
+  func aTurnOutOfFrameBudgetLeavesTheRestInOrderForTheNextTurn(bInTheMiddle: Bool) {
+    // `a`'s first call outlasts the frame budget (8 ms), so the turn stops after it, inside
+    // `a`'s run of calls or at the end of it; the next turn delivers the rest in order.
+    let a = Observable(0)
+    let b = Observable(0)
+    let manual = ManualScheduler()
+    let log = CallLog()
+    let tokens = MainScheduler.withScheduler(.manual(manual)) {
+      [
+        a.observe { value, _ in
+          log.entries.append("a\(value)")
+          if value == 1 { usleep(12_000) }
+        },
+        b.observe { value, _ in log.entries.append("b\(value)") },
+      ]
+    }
+    runInBackground {
+      a.value = 1
+      if bInTheMiddle { b.value = 1 }
+      a.value = 2
+      if !bInTheMiddle { b.value = 1 }
+    }.waitUntilFinished("the setter")
+    #expect(manual.runNext())
+    #expect(log.entries == ["a1"], "the turn spent its budget on a1")
+    #expect(manual.pendingCount == 1, "a turn for the rest")
+    manual.runAll()
+    #expect(log.entries == (bInTheMiddle ? ["a1", "b1", "a2"] : ["a1", "a2", "b1"]))
     withExtendedLifetime(tokens) {}
   }
 
