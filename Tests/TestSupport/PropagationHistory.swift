@@ -441,7 +441,7 @@ private struct HistoryChecker {
       candidates: for index in near {
         let moving = order[index]
         let roots = Set(moving.stores.map(\.node))
-        for later in (index + 1)..<min(order.count, index + 9) {
+        for later in (index + 1)..<min(order.count, index + 65) {
           let passed = order[later]
           // Real time orders only calls that do not overlap: a set may take effect after one
           // that began before it returned, whichever returned first (a thread that gave its
@@ -451,6 +451,11 @@ private struct HistoryChecker {
           guard passed.stores.allSatisfy({ !roots.contains($0.node) }),
             moving.queueable || passed.begin < moving.end
           else { continue candidates }
+          // Every place up to 8 later, then farther ones more sparsely: a switch that waited
+          // long for the graph it selects may take effect after dozens of that graph's
+          // propagations, which ran while it waited.
+          let distance = later - index
+          guard distance <= 8 || [12, 16, 24, 32, 48, 64].contains(distance) else { continue }
           var candidate = order
           candidate.insert(candidate.remove(at: index), at: later)
           let report = evaluate(candidate, parsed)
