@@ -66,7 +66,7 @@ import Testing
     #expect(main.runNext())
     guard
       DispatchTime.now().uptimeNanoseconds - start
-        < MainQueueLane<Int, UInt64>.frameBudgetNanoseconds
+        < MainQueueMailbox.frameBudgetNanoseconds
     else {
       // The thread was held up for a whole frame's budget (a loaded machine): the turn may
       // have yielded before 2, as it must, and the next turn delivers it.
@@ -350,7 +350,7 @@ import Testing
     let elapsed = DispatchTime.now().uptimeNanoseconds - start
     #expect(all.events == [100, 101, 102, 103])
     // One turn, unless a loaded machine held it up for a whole frame's budget (it then yields).
-    if elapsed < MainQueueLane<Int, UInt64>.frameBudgetNanoseconds {
+    if elapsed < MainQueueMailbox.frameBudgetNanoseconds {
       #expect(everyValue.mainQueueHopCount == 1)
     }
     withExtendedLifetime((token, allToken)) {}

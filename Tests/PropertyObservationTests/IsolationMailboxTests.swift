@@ -67,7 +67,7 @@ struct IsolationMailboxTests {
     // One mailbox: one turn for both observables' calls.
     #expect(observed.manual.pendingCount == 1)
     observed.manual.runAll()
-    // With a lane per observable, each lane's turn ran all of its calls: a1 a2 a3 b1 b2.
+    // In the order of the sets, not observable by observable (a1 a2 a3 b1 b2).
     #expect(observed.log.entries == ["a1", "b1", "a2", "b2", "a3"])
   }
 
@@ -206,7 +206,7 @@ struct IsolationMailboxTests {
     while await watcher.log.count < 3 && DispatchTime.now() < deadline {
       try? await Task.sleep(nanoseconds: 1_000_000)
     }
-    // With a lane per observable, `a`'s lane ran both of its calls first: a1 a2 b1.
+    // In the order of the sets, not observable by observable (a1 a2 b1).
     #expect(await watcher.log == ["a1", "b1", "a2"])
   }
 }

@@ -96,6 +96,9 @@ final class ActorLane {
 }
 
 // `calls` and `isScheduled` are guarded by `lock`, and `actor` is written only in `init` (a weak
-// load is atomic); the calls run only in `drain(on:)`, isolated to `actor`, by one task at a
-// time.
+// load is atomic). A call is handed over through `lock`: the delivering thread makes it and
+// never touches it again, and it runs once, only in `drain(on:)`, isolated to `actor`, by one
+// task at a time. What it captures crosses threads only when its observable does, which
+// requires `Value: Sendable` (the observables' `Sendable` conformances); the callback it runs
+// is the registration's actor-isolated closure.
 extension ActorLane: @unchecked Sendable {}

@@ -44,9 +44,6 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
   /// idle, until ``endRound()``: the round then calls its main-actor callbacks directly.
   let inlineRound = InlineRound()
 
-  /// How long one main-queue turn may deliver before it yields: half a 60 Hz frame.
-  static var frameBudgetNanoseconds: UInt64 { MainQueueMailbox.frameBudgetNanoseconds }
-
   /// - Parameters:
   ///   - mailbox: What orders and schedules the lane's deliveries.
   ///   - deliverer: Called on the scheduler's main queue once per segment of items; what it
@@ -187,7 +184,7 @@ final class MainQueueLane<Item, Tag>: @unchecked Sendable {
 }
 
 extension MainQueueLane: MailboxLane {
-  func deliver(_ count: Int, budgetStart: UInt64?, lockedBy mailbox: MainQueueMailbox) -> Int {
+  func deliver(_ count: Int, budgetStart: UInt64?, of mailbox: MainQueueMailbox) -> Int {
     // `spare` holds what a turn left of this segment, or is empty: then the segment's items are
     // the oldest `count` of `items`, all of them unless a later segment of the lane waits too.
     if spare.isEmpty {
@@ -198,7 +195,6 @@ extension MainQueueLane: MailboxLane {
     // Released here, without the lock: an item's deinit may be user code.
     spare.removeFirst(delivered)
     if spare.isEmpty { spare.shrink(toAtMost: WorkQueue<Item>.retainedCapacity, keeping: 16) }
-    mailbox.lock.lock()
     return spare.count
   }
 }
@@ -230,14 +226,9 @@ extension MainQueueLane where Tag == UInt64 {
 protocol RoundLane: AnyObject {
   func beginRound() -> Bool
   func endRound()
-  /// Whether the calling code runs on the lane's main queue, where a round would call the
-  /// lane's callbacks inline.
-  var isOnItsQueue: Bool { get }
 }
 
-extension MainQueueLane: RoundLane {
-  var isOnItsQueue: Bool { scheduler.isCurrent }
-}
+extension MainQueueLane: RoundLane {}
 
 /// Whether an observable's round is calling its main-actor callbacks inline (see
 /// ``MainQueueLane/beginRound()``).

@@ -249,17 +249,25 @@ final class MainQueueMailbox: @unchecked Sendable {
       // lock once per segment, not once per item.
       let batch = waitingCount
       var owed = batch
-      while owed > 0, let segment = takeSegment() {
+      while owed > 0 {
+        var taken = takeSegment()
+        guard let count = taken?.count else { break }
         if isBudgeted, batches + batch - owed > 0,
           DispatchTime.now().uptimeNanoseconds &- start > Self.frameBudgetNanoseconds
         {
-          return endTurnEarly(leaving: segment, rest: segment.count)
+          return endTurnEarly(leaving: taken!, rest: count)
         }
-        let rest = segment.lane.deliver(
-          segment.count, budgetStart: isBudgeted ? start : nil, lockedBy: self)
-        // The lock is held again.
-        if rest > 0 { return endTurnEarly(leaving: segment, rest: rest) }
-        owed -= segment.count
+        let rest = taken!.lane.deliver(count, budgetStart: isBudgeted ? start : nil, of: self)
+        // The lock is released here.
+        if rest > 0 {
+          lock.lock()
+          return endTurnEarly(leaving: taken!, rest: rest)
+        }
+        // Released without the lock: once the lane's observable is gone, the segment may hold
+        // the last reference to the lane, and what the lane holds goes with it.
+        taken = nil
+        lock.lock()
+        owed -= count
       }
       batches += 1
       if paces, waitingCount < batch {
@@ -415,9 +423,9 @@ final class MainQueueMailbox: @unchecked Sendable {
 /// A lane as its mailbox sees it, without its item type.
 protocol MailboxLane: AnyObject {
   /// Delivers the lane's `count` oldest waiting items, entered with the mailbox's lock held
-  /// and returning with it held again; the items are delivered without it, until the frame
+  /// and returning with it released; the items are delivered without it, until the frame
   /// budget counted from `budgetStart` (if any) is spent.
   ///
   /// - Returns: How many of the items are left, for a later turn.
-  func deliver(_ count: Int, budgetStart: UInt64?, lockedBy mailbox: MainQueueMailbox) -> Int
+  func deliver(_ count: Int, budgetStart: UInt64?, of mailbox: MainQueueMailbox) -> Int
 }
