@@ -438,24 +438,29 @@ private struct HistoryChecker {
     while let first = best.firstViolation, moves < 32 {
       var improved: (order: [Step], report: HistoryReport)?
       let near = max(0, first - 16)..<min(order.count, first + 5)
-      candidates: for index in near {
+      for index in near {
         let moving = order[index]
         let roots = Set(moving.stores.map(\.node))
-        for later in (index + 1)..<min(order.count, index + 65) {
+        // Real time orders only calls that do not overlap: a set may take effect after one
+        // that began before it returned, whichever returned first (a thread that gave its
+        // turns back may return long after the propagation that took them next). A queueable
+        // set may take effect after it returns (a set inside a callback belongs to the
+        // propagation that called it).
+        var farthest = index
+        for later in (index + 1)..<order.count {
           let passed = order[later]
-          // Real time orders only calls that do not overlap: a set may take effect after one
-          // that began before it returned, whichever returned first (a thread that gave its
-          // turns back may return long after the propagation that took them next). A queueable
-          // set may take effect after it returns (a set inside a callback belongs to the
-          // propagation that called it).
           guard passed.stores.allSatisfy({ !roots.contains($0.node) }),
             moving.queueable || passed.begin < moving.end
-          else { continue candidates }
-          // Every place up to 8 later, then farther ones more sparsely: a switch that waited
-          // long for the graph it selects may take effect after dozens of that graph's
-          // propagations, which ran while it waited.
-          let distance = later - index
-          guard distance <= 8 || [12, 16, 24, 32, 48, 64].contains(distance) else { continue }
+          else { break }
+          farthest = later
+        }
+        // Every place up to 8 later, then farther ones more sparsely, and the farthest one: a
+        // switch that waited long for the graph it selects takes effect after every propagation
+        // of that graph that ran while it waited, which can be a hundred.
+        var distances = Array(1...8) + [12, 16, 24, 32, 48, 64, 96, 128]
+        distances.append(farthest - index)
+        for later in Set(distances.map { index + $0 }).sorted()
+        where later > index && later <= farthest {
           var candidate = order
           candidate.insert(candidate.remove(at: index), at: later)
           let report = evaluate(candidate, parsed)
