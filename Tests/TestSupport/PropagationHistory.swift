@@ -173,14 +173,14 @@ package struct HistoryReport: Sendable, CustomStringConvertible {
   }
 }
 
-/// Runs `set` and tells whether it took the library's turn timeout or longer (100 ms, or what
-/// `PROPERTY_OBSERVATION_TURN_TIMEOUT_MS` says): it may then have stopped waiting for a holder
-/// that made no progress and queued its propagation, which takes effect after it returned (the
-/// Threading article's "When a setter cannot wait").
+/// Runs `set` and tells whether it queued a propagation instead of waiting for a turn: that
+/// propagation takes effect after the set returned (the Threading article's "When a setter
+/// cannot wait"). Read from the library, not from how long the set took: a thread that would
+/// close a cycle of waits queues at once.
 package func mayQueue(_ set: () -> Void) -> Bool {
-  let start = DispatchTime.now().uptimeNanoseconds
+  let queued = propagationsQueuedByThisThread
   set()
-  return DispatchTime.now().uptimeNanoseconds - start >= turnTimeoutNanoseconds
+  return propagationsQueuedByThisThread != queued
 }
 
 /// The recording side: a locked, append-only log of propagations and publications.

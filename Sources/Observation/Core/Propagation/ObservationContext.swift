@@ -67,6 +67,9 @@ final class ObservationContext {
   // `swift_beginAccess` per access, a few hundred instructions per change through a derived
   // chain) guard nothing here.
   @exclusivity(unchecked) private(set) var propagationDepth = 0
+  /// Counts the propagations this thread queued behind another thread's instead of waiting
+  /// (see ``PropagationGraph/queue(_:)``).
+  @exclusivity(unchecked) var queuedPropagations: UInt = 0
   /// Counts this thread's propagations, so derived pipelines can tell one from the next. Starts
   /// at a base no earlier context's count can reach (see ``claimSerialBase()``).
   @exclusivity(unchecked) private var propagationSerial = ObservationContext.claimSerialBase()

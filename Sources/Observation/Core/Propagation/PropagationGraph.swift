@@ -249,6 +249,7 @@ final class PropagationGraph {
     let id = TurnWaiter.nextID()
     root.state.enqueue(job: id)
     root.jobs[id] = job
+    ObservationContext.current.queuedPropagations &+= 1
     return true
   }
 
@@ -588,10 +589,11 @@ var turnTimeout: DispatchTimeInterval {
   .milliseconds(turnTimeoutMilliseconds)
 }
 
-/// ``turnTimeoutMilliseconds`` in nanoseconds, for the package's tests: a set that returned
-/// sooner cannot have stopped waiting and queued its propagation.
-package var turnTimeoutNanoseconds: UInt64 {
-  UInt64(turnTimeoutMilliseconds) * 1_000_000
+/// How many propagations the current thread has queued behind another thread's instead of
+/// waiting for a turn, for the package's tests: a set during which this did not change took
+/// effect before it returned.
+package var propagationsQueuedByThisThread: UInt {
+  ObservationContext.current.queuedPropagations
 }
 
 /// The waits between threads, for the cycle check: which graph each waiting thread waits for.
