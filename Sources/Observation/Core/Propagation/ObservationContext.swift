@@ -604,14 +604,17 @@ final class ObservationContext {
   /// Makes the sets of a transaction that could not take a turn, as one transaction, once this
   /// thread has given back what it held. A thread that holds no turn now waits for them like any
   /// setter: the cycle it was part of is broken, since it waits for nothing while holding
-  /// nothing. A thread that still holds turns (the transaction ran inside a callback or a queued
-  /// propagation), or that found the holder stuck, queues them behind the propagation that held
-  /// the turn, and the transaction returns before they are stored.
+  /// nothing. It first waits for the graph it could not take: the thread it would have
+  /// deadlocked with waits for a turn it just gave back, and taking that back first (a woken
+  /// waiter may be passed, see ``TurnState/passingBudget``) would close the same cycle again, an
+  /// undone attempt each time, until that thread runs. A thread that still holds turns (the
+  /// transaction ran inside a callback or a queued propagation), or that found the holder stuck,
+  /// queues them behind the propagation that held the turn, and the transaction returns before
+  /// they are stored.
   ///
-  /// Made again here, a transaction can find a cycle again (a woken waiter it passes, see
-  /// ``TurnState/passingBudget``) and end queued once more: its next attempt then comes after
-  /// this one returns, in the loop of the outermost call, so that however many attempts it
-  /// takes, the stack does not grow.
+  /// Made again here, a transaction can still find a cycle with a third thread and end queued
+  /// once more: its next attempt then comes after this one returns, in the loop of the
+  /// outermost call, so that however many attempts it takes, the stack does not grow.
   private func runQueuedTransaction(_ queued: QueuedTransaction) {
     guard transactionsToMake == nil else {
       transactionsToMake?.append(queued)
@@ -626,7 +629,10 @@ final class ObservationContext {
       // Behind the propagation that holds the graph, unless the graph is free by now: then
       // this thread makes them itself.
       if queued.stuck || !heldTurns.isEmpty, queued.graph.queue(job) { continue }
+      // Holding nothing, it cannot close a cycle by waiting.
+      if heldTurns.isEmpty && !queued.stuck { _ = takeTurn(of: queued.graph) }
       job()
+      giveBackTurnsIfOutside()
     }
   }
 
