@@ -629,8 +629,13 @@ final class ObservationContext {
       // Behind the propagation that holds the graph, unless the graph is free by now: then
       // this thread makes them itself.
       if queued.stuck || !heldTurns.isEmpty, queued.graph.queue(job) { continue }
-      // Holding nothing, it cannot close a cycle by waiting.
-      if heldTurns.isEmpty && !queued.stuck { _ = takeTurn(of: queued.graph) }
+      // Holding nothing, it cannot close a cycle by waiting; a holder stuck meanwhile gets
+      // the transaction queued behind it, as if found stuck at first.
+      if heldTurns.isEmpty && !queued.stuck && takeTurn(of: queued.graph) == .stuck,
+        queued.graph.queue(job)
+      {
+        continue
+      }
       job()
       giveBackTurnsIfOutside()
     }
