@@ -805,6 +805,15 @@ private struct HistoryChecker {
       } else if held[node].contains(call.value) || call.value == registrationValue {
         findings.outOfOrder += 1
         findings.mark(place(cursor))
+        // A change the starting point puts before the registration, though its propagation
+        // was still running then: it may take effect after propagations that ended before the
+        // registration began and commute with it, which only a move of it explains. Mark it,
+        // so that the search for a better order tries moving it.
+        if call.value == registrationValue,
+          let producer = changes[node].last(where: { $0.step < start && $0.new == call.value })
+        {
+          findings.mark(producer.step)
+        }
         findings.note(
           "\(name): \(aligned)(\(call.value)) at log position \(call.position) is out of order")
       } else {
