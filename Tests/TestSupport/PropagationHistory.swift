@@ -31,7 +31,8 @@ import PropertyObservation
 // - it respects real time and each thread's program order: a propagation whose set returned
 //   before another's began comes first. A set made inside a callback may be queued (the
 //   deadlock-avoidance rule) and return before it takes effect, so only its beginning counts
-//   (the test marks such sets `queueable`).
+//   (the test marks such sets `queueable`); so does a top-level set that the library reports
+//   it queued (see `mayQueue`).
 //
 // The replay. The model applies each propagation's last store per root, then recomputes every
 // derived node once, in definition order, exactly as the node's kind says (`HistoryNode`); a node
