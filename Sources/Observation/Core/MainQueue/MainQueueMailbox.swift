@@ -249,24 +249,16 @@ final class MainQueueMailbox: @unchecked Sendable {
       // lock once per segment, not once per item.
       let batch = waitingCount
       var owed = batch
-      while owed > 0 {
-        var taken = takeSegment()
-        guard let count = taken?.count else { break }
+      while owed > 0, let segment = takeSegment() {
+        let count = segment.count
         if isBudgeted, batches + batch - owed > 0,
           DispatchTime.now().uptimeNanoseconds &- start > Self.frameBudgetNanoseconds
         {
-          return endTurnEarly(leaving: taken!, rest: count)
+          return endTurnEarly(leaving: segment, rest: count)
         }
-        let rest = taken!.lane.deliver(count, budgetStart: isBudgeted ? start : nil, of: self)
-        // The lock is released here.
-        if rest > 0 {
-          lock.lock()
-          return endTurnEarly(leaving: taken!, rest: rest)
+        if let left = deliver(segment, budgetStart: isBudgeted ? start : nil) {
+          return endTurnEarly(leaving: left, rest: left.count)
         }
-        // Released without the lock: once the lane's observable is gone, the segment may hold
-        // the last reference to the lane, and what the lane holds goes with it.
-        taken = nil
-        lock.lock()
         owed -= count
       }
       batches += 1
@@ -305,6 +297,21 @@ final class MainQueueMailbox: @unchecked Sendable {
 
   /// Ends a turn out of frame budget, the lock held: the last `rest` items of `segment` go
   /// first in the next turn, which is scheduled. Returns with the lock released.
+  /// Delivers `segment`'s items, entered and left with the lock held (the items go without
+  /// it). Returns what is left of the segment for a later turn, or `nil`, having released the
+  /// segment before taking the lock again: once the lane's observable is gone, the segment may
+  /// hold the last reference to the lane, and what the lane holds (user values) goes with it.
+  private func deliver(_ segment: consuming Segment, budgetStart: UInt64?) -> Segment? {
+    let rest = segment.lane.deliver(segment.count, budgetStart: budgetStart, of: self)
+    guard rest == 0 else {
+      lock.lock()
+      return Segment(lane: segment.lane, count: rest)
+    }
+    _ = consume segment
+    lock.lock()
+    return nil
+  }
+
   private func endTurnEarly(leaving segment: Segment, rest: Int) {
     leftover = Segment(lane: segment.lane, count: rest)
     waitingCount += rest
