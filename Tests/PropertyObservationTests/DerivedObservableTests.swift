@@ -178,6 +178,30 @@ struct DerivedObservableTests {
     #expect(derived.value == 6)
   }
 
+  /// A one-input derived observable's registration holds its link, which keeps the source
+  /// alive until the derived observable cancels it as it goes: nothing may keep the source after.
+  @Test(arguments: ["map", "removeDuplicates", "filter", "map of map"])
+  func derivedObservableLetsItsSourceGoWhenItGoes(_ operatorName: String) {
+    weak var weakSource: Observable<Int>?
+    weak var weakDerived: ReadOnlyObservable<Int>?
+    do {
+      let source = Observable(1)
+      weakSource = source
+      let derived: ReadOnlyObservable<Int> =
+        switch operatorName {
+        case "map": source.map { $0 + 1 }
+        case "removeDuplicates": source.removeDuplicates()
+        case "filter": source.filter(initial: 0) { $0 > 0 }
+        default: source.map { $0 + 1 }.map { $0 * 2 }
+        }
+      weakDerived = derived
+      source.value = 2
+      #expect(derived.value == (operatorName == "map of map" ? 6 : operatorName == "map" ? 3 : 2))
+    }
+    #expect(weakDerived == nil)
+    #expect(weakSource == nil)
+  }
+
   @Test func derivedObservableGoesWithItsLastUserAndEndsItsRegistration() {
     let source = Observable(1)
     let otherSource = Observable("x")

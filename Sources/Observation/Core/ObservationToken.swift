@@ -1,3 +1,5 @@
+// Not final only for the library's `DerivedLink`, a token that is also its registration's
+// closure context (it cannot be subclassed outside the module); every member is final.
 /// Owns a registration made with ``ReadOnlyObservable/observe(options:isolation:_:)``: the registration
 /// ends when the token is cancelled or released.
 ///
@@ -20,7 +22,7 @@
 /// > Important: Cancelling from a callback stops the registration for the rest of the current
 /// > round; cancelling from another thread while a round is running stops it before the next
 /// > round, so a callback of the round in progress may still run, but no later one.
-public final class ObservationToken {
+public class ObservationToken {
   /// What the registration lives in; `nil` once cancelled, so that cancelling also lets go of
   /// the observable (and of an inline chain) at once. Guarded by the token's lock stripe.
   private var source: (any RegistrationRemoving)?
@@ -32,8 +34,16 @@ public final class ObservationToken {
     self.source = source
   }
 
+  /// The object the registration lives in (its observable), or `nil` once cancelled.
+  final var observed: AnyObject? {
+    let lock = LockStripes.lock(for: self)
+    lock.lock()
+    defer { lock.unlock() }
+    return source
+  }
+
   /// The token's slot, read by its observable under its lock.
-  var slot: Int { slotHint }
+  final var slot: Int { slotHint }
 
   /// Records that the token whose address is `identity` has its entry at `slot`. Called by the
   /// observable's list, under its lock, for a token entry it appends or moves: such an entry is
@@ -52,7 +62,7 @@ public final class ObservationToken {
   /// Ends the registration now and releases the observable the token kept alive.
   ///
   /// Calling it again, or after the observable is gone, does nothing.
-  public func cancel() {
+  public final func cancel() {
     let lock = LockStripes.lock(for: self)
     lock.lock()
     let source = self.source
@@ -64,14 +74,14 @@ public final class ObservationToken {
   /// Keeps the token in `bag`, which cancels it when the bag is emptied or released.
   ///
   /// - Parameter bag: The bag that takes ownership of the token.
-  public func store(in bag: ObservationBag) {
+  public final func store(in bag: ObservationBag) {
     bag.insert(self)
   }
 
   /// Keeps the token in `set`, in the style of Combine's `AnyCancellable`.
   ///
   /// - Parameter set: The set that takes ownership of the token.
-  public func store(in set: inout Set<ObservationToken>) {
+  public final func store(in set: inout Set<ObservationToken>) {
     set.insert(self)
   }
 }
@@ -90,7 +100,7 @@ extension ObservationToken: Hashable {
   /// Hashes the token's identity.
   ///
   /// - Parameter hasher: The hasher to feed.
-  public func hash(into hasher: inout Hasher) {
+  public final func hash(into hasher: inout Hasher) {
     hasher.combine(ObjectIdentifier(self))
   }
 }

@@ -9,35 +9,31 @@
 /// later call, on whichever thread delivers, finds it there: the core's lock orders those calls
 /// after the `.initial` one.
 ///
-/// The link holds the derived observable weakly (the derived observable owns the registration,
-/// whose closure holds the link): once the derived observable is gone, values are dropped. Until
-/// then, the builder holds it through ``takeBuilt()``.
+/// The link is the registration's token too, so a level of a chain is one object here, not
+/// two: the derived observable owns it and cancels it when it goes (see
+/// ``DerivedObservable/Upstream``), and the registration's closure holds it (the step captures
+/// the link alone, which Swift then uses as the closure's context, allocating nothing). Until
+/// the cancel, the link keeps the source alive, as any token does.
+///
+/// The link holds the derived observable weakly: once the derived observable is gone, values
+/// are dropped (a round on another thread may still reach the link after the cancel, see
+/// ``ObservationToken/cancel()``). From `.initial` until the builder takes it with
+/// ``takeBuilt()``, the link also keeps it alive with a retain of its own, which `takeBuilt()`
+/// gives back: a field for that strong reference would put every link in a larger size class.
 ///
 /// Not final only for ``MappingLink``, which keeps `map`'s transform in the link; its members
 /// are final, so calling them costs no dynamic dispatch.
-class DerivedLink<Value> {
-  private let ranking: DerivedRank
-  /// Where the build stands, on the builder's thread only: the registration waiting to be
-  /// handed to the derived observable, then the observable until the builder takes it. One
-  /// field for both, since they never exist at once.
-  private var stage: Stage
+class DerivedLink<Value>: ObservationToken {
+  /// The source's graph, which a derived observable at a fixed level makes its delivery in
+  /// (see ``DerivedObservable/makeGraph()``).
+  final let graph: PropagationGraph
   /// Written by the `.initial` call; read by later calls, which the core orders after it.
   private weak var target: DerivedObservable<Value>?
 
-  private enum Stage {
-    /// The registration feeding this link, which the derived observable will own.
-    case waiting(ObservationToken)
-    /// The derived observable, from `.initial` until the builder takes it.
-    case built(DerivedObservable<Value>)
-    case taken
-  }
-
-  /// - Parameters:
-  ///   - ranking: The derived observable's rank, above the source's.
-  ///   - upstream: The registration that will feed this link; the derived observable owns it.
-  init(ranking: DerivedRank, upstream: ObservationToken) {
-    self.ranking = ranking
-    stage = .waiting(upstream)
+  /// - Parameter source: The observable the link's registration is made on.
+  init<Source>(source: ReadOnlyObservable<Source>) {
+    graph = source.propagationGraph.root
+    super.init(source: source)
   }
 
   /// Builds the derived observable from the `.initial` value, or sends a change to it.
@@ -48,24 +44,34 @@ class DerivedLink<Value> {
 
   @inline(never)
   private func build(seed: Value) {
-    guard case .waiting(let upstream) = stage else {
-      preconditionFailure("a registration delivered .initial twice")
+    precondition(target == nil, "a registration delivered .initial twice")
+    guard let source = observed as? any DerivedSource else {
+      preconditionFailure("a derived observable was built after its registration ended")
     }
-    let derived = DerivedObservable(seed: seed, ranking: ranking, upstream: .one(upstream))
-    stage = .built(derived)
+    let derived = DerivedObservable(
+      seed: seed, ranking: Rank.above(source, graph: graph), upstream: .one(self))
     target = derived
+    // Balanced by `takeBuilt()`, on this thread, before the registering call returns.
+    _ = Unmanaged.passRetained(derived)
   }
 
   /// The derived observable, once the registration has delivered `.initial` (the core does so
-  /// inside the registering call).
+  /// inside the registering call); called once.
   final func takeBuilt() -> DerivedObservable<Value> {
-    guard case .built(let derived) = stage else {
+    guard let derived = target else {
       preconditionFailure("a source did not deliver .initial inside its registering call")
     }
-    stage = .taken
+    Unmanaged.passUnretained(derived).release()
     return derived
   }
 }
+
+// A token is `Sendable` (its state is guarded by its lock stripe), and a link inherits that. The
+// link's own state: `graph` is a `let` of a `Sendable` graph; `target` is written once, by the
+// `.initial` call inside the registering call, and read only by the registration's later calls,
+// which the observable's lock orders after it; other threads only cancel the link, which
+// touches the token's state alone.
+extension DerivedLink: @unchecked Sendable {}
 
 extension ReadOnlyObservable {
   /// Registers the step that `makeStep` makes for this observable's `.initial` value and
@@ -80,7 +86,7 @@ extension ReadOnlyObservable {
   func deriveInline<Result>(
     _ makeStep: (DerivedLink<Result>) -> Callback
   ) -> ReadOnlyObservable<Result> {
-    deriveInline(linkedBy: DerivedLink.init, makeStep)
+    deriveInline(linkedBy: { DerivedLink(source: $0) }, makeStep)
   }
 
   /// Like ``deriveInline(_:)``, with a link of the operator's own class: one that holds what
@@ -89,21 +95,19 @@ extension ReadOnlyObservable {
   /// object).
   ///
   /// - Parameters:
-  ///   - makeLink: Makes the link from the derived observable's rank and the registration
-  ///     that will feed it.
+  ///   - makeLink: Makes the link for a registration on this observable.
   ///   - makeStep: As in ``deriveInline(_:)``.
   /// - Returns: The derived observable, seeded from the `.initial` value.
   func deriveInline<Result, Link: DerivedLink<Result>>(
-    linkedBy makeLink: (DerivedRank, ObservationToken) -> Link,
+    linkedBy makeLink: (ReadOnlyObservable<Value>) -> Link,
     _ makeStep: (Link) -> Callback
   ) -> ReadOnlyObservable<Result> {
-    // The token exists before the registration, so the derived observable can own it from the
-    // moment it is built, inside `.initial`.
-    let token = ObservationToken(source: self)
-    let link = makeLink(DerivedRank(above: self), token)
+    // The link, which is the registration's token, exists before the registration, so the
+    // derived observable can own it from the moment it is built, inside `.initial`.
+    let link = makeLink(self)
     let callback = makeStep(link)
     register(
-      NewEntry(token: token, options: [.initial, .new], callback: callback),
+      NewEntry(token: link, options: [.initial, .new], callback: callback),
       replacing: false,
       initial: callback,
       sendsInitial: true

@@ -52,34 +52,39 @@ final class DerivedRank {
     if switching { graph.markSwitching() }
     // Joining may have waited for turns; outside a propagation, nothing needs them any more.
     ObservationContext.current.giveBackTurnsIfOutside()
-    self.init(graph: graph, ranks: sources.map(\.derivedRank), switching: switching)
+    self.init(graph: graph, ranks: sources.map(\.rank), switching: switching)
   }
 
-  /// Ranks a new derived observable that reads one source (`map`, a filter,
-  /// `removeDuplicates`): the same as `init(above: [source])`, without its arrays. Its graph is
-  /// the source's, which a join of one graph would return, waiting for nothing.
+  /// Ranks a new derived observable that reads one source whose rank can rise (see
+  /// ``Rank/above(_:graph:)``): the same as `init(above: [source])`, without its arrays. Its
+  /// graph is the source's, which a join of one graph would return, waiting for nothing.
   ///
-  /// - Parameter source: The observable the derived observable reads.
-  convenience init(above source: any DerivedSource) {
-    self.init(
-      graph: source.propagationGraph.root, ranks: CollectionOfOne(source.derivedRank),
-      switching: false)
+  /// - Parameters:
+  ///   - source: The rank of the observable the derived observable reads.
+  ///   - graph: That observable's graph.
+  convenience init(above source: DerivedRank, graph: PropagationGraph) {
+    self.init(graph: graph, ranks: CollectionOfOne(Rank.tracked(source)), switching: false)
   }
 
-  /// Ranks a new derived observable in `graph` above `ranks`, its sources' ranks (`nil` for a
-  /// root observable), and records it as their dependent.
-  private init(graph: PropagationGraph, ranks: some Collection<DerivedRank?>, switching: Bool) {
+  /// Ranks a new derived observable in `graph` above `ranks`, its sources' ranks, and records
+  /// it as the dependent of those that are tracked.
+  private init(graph: PropagationGraph, ranks: some Collection<Rank>, switching: Bool) {
     self.graph = graph
-    let canRise = switching || ranks.contains { $0?.edges != nil }
+    let canRise = switching || ranks.contains { $0.canRise }
     edges = canRise ? Edges() : nil
     let lock = DerivedRank.graphLock
     lock.lock()
     var highest = 0
-    for case let source? in ranks { highest = max(highest, source.storedValue) }
+    for rank in ranks { highest = max(highest, rank.valueLocked) }
     storedValue = highest + 1
-    for case let source? in ranks { source.addDependentLocked(self) }
+    for case .tracked(let source) in ranks { source.addDependentLocked(self) }
     lock.unlock()
   }
+
+  /// Whether this rank can rise: it has edges (see ``edges``).
+  fileprivate var canRise: Bool { edges != nil }
+  /// The current rank; `lock` held.
+  fileprivate var valueLocked: Int { storedValue }
 
   /// The current rank.
   var value: Int {
@@ -100,10 +105,18 @@ final class DerivedRank {
     if !PropagationGraph.joinSwitching(graph, to: selected.propagationGraph) {
       ObservationContext.current.deferJoin(graph, selected.propagationGraph)
     }
-    guard let source = selected.derivedRank else { return false }
     guard let edges else { preconditionFailure("only a flatMapLatest's rank follows") }
     lock.lock()
     defer { lock.unlock() }
+    let source: DerivedRank
+    switch selected.rank {
+    case .level(let level):
+      // A fixed level never rises, so this rank need not follow it, only be above it now.
+      guard storedValue <= Int(level) else { return false }
+      raiseLocked(to: Int(level) + 1)
+      return true
+    case .tracked(let tracked): source = tracked
+    }
     require(
       source !== self,
       "flatMapLatest selected an observable derived from the flatMapLatest itself")
@@ -146,17 +159,59 @@ final class DerivedRank {
   }
 }
 
+/// The rank of an observable: a level that never changes, or a ``DerivedRank`` that a switch
+/// may raise or that a pipeline shares. A root ``Observable`` is at level 0; a derived value
+/// computed inline from one source whose rank cannot rise is one level above it, so a chain of
+/// `map` holds a number per level instead of an object.
+enum Rank {
+  /// A rank that never rises. 32 bits, so that the enum is one word (a chain of 2³² levels stops
+  /// at a precondition).
+  case level(UInt32)
+  /// A rank kept by a ``DerivedRank``: a `flatMapLatest`'s, one built on such a rank, or a
+  /// pipeline's.
+  case tracked(DerivedRank)
+
+  /// The rank of a new derived observable computed inline from `source`, which is in `graph`:
+  /// one level above it, or a ``DerivedRank`` above it when its rank can rise.
+  static func above(_ source: any DerivedSource, graph: PropagationGraph) -> Rank {
+    let level: Int
+    switch source.rank {
+    case .level(let sourceLevel): level = Int(sourceLevel)
+    case .tracked(let rank):
+      if rank.canRise { return .tracked(DerivedRank(above: rank, graph: graph)) }
+      // Without edges a tracked rank never changes.
+      level = rank.value
+    }
+    precondition(level < Int(UInt32.max), "a chain of derived observables is too deep")
+    return .level(UInt32(level + 1))
+  }
+
+  /// Whether the rank can rise.
+  fileprivate var canRise: Bool {
+    guard case .tracked(let rank) = self else { return false }
+    return rank.canRise
+  }
+
+  /// The current value; `DerivedRank`'s lock held.
+  fileprivate var valueLocked: Int {
+    switch self {
+    case .level(let level): Int(level)
+    case .tracked(let rank): rank.valueLocked
+    }
+  }
+}
+
 /// What a new derived observable needs of each source: its rank and its graph.
 protocol DerivedSource: AnyObject {
-  /// The source's rank, or `nil` for a root observable (rank 0).
-  var derivedRank: DerivedRank? { get }
+  /// The source's rank: level 0 for a root observable.
+  var rank: Rank { get }
   /// The source's graph (see ``PropagationGraph``).
   var propagationGraph: PropagationGraph { get }
 }
 
 extension ReadOnlyObservable: DerivedSource {
-  var derivedRank: DerivedRank? {
-    (self as? DerivedObservable<Value>)?.ranking
+  var rank: Rank {
+    (self as? DerivedObservable<Value>)?.ranking ?? .level(0)
   }
 }
 

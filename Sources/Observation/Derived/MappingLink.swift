@@ -5,14 +5,11 @@ final class MappingLink<Source, Value>: DerivedLink<Value> {
   private let transform: (Source) -> Value
 
   /// - Parameters:
-  ///   - ranking: The derived observable's rank, above the source's.
-  ///   - upstream: The registration that will feed this link; the derived observable owns it.
+  ///   - source: The observable the link's registration is made on.
   ///   - transform: The level's transform, called once per value the source delivers.
-  init(
-    ranking: DerivedRank, upstream: ObservationToken, transform: @escaping (Source) -> Value
-  ) {
+  init(source: ReadOnlyObservable<Source>, transform: @escaping (Source) -> Value) {
     self.transform = transform
-    super.init(ranking: ranking, upstream: upstream)
+    super.init(source: source)
   }
 
   /// Builds the derived observable from the transform of the `.initial` value, or sends the
@@ -21,3 +18,7 @@ final class MappingLink<Source, Value>: DerivedLink<Value> {
     publish(transform(value), option)
   }
 }
+
+// `transform` is a `let`, called only by the registration's calls, one at a time (see
+// `DerivedLink`); the public operator takes it `@Sendable`.
+extension MappingLink: @unchecked Sendable {}

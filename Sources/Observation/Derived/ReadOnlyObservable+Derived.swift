@@ -46,7 +46,7 @@ extension ReadOnlyObservable {
     Result
   > {
     deriveInline(
-      linkedBy: { MappingLink(ranking: $0, upstream: $1, transform: transform) },
+      linkedBy: { MappingLink(source: $0, transform: transform) },
       { link in link.receive }
     )
   }

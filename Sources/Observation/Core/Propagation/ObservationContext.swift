@@ -480,16 +480,16 @@ final class ObservationContext {
 
   // MARK: - Releasing chains
 
-  /// Releases `tokens`, the upstream registrations of a derived observable that is going away.
-  /// Their release may release further derived observables, whose tokens come back here: they
-  /// are released in a loop by the outermost call, so a chain of any depth is torn down without
-  /// growing the stack.
+  /// Cancels and releases `tokens`, the upstream registrations of a derived observable that is
+  /// going away. Cancelling may release further derived observables, whose tokens come back
+  /// here: they are cancelled in a loop by the outermost call, so a chain of any depth is torn
+  /// down without growing the stack.
   func release(_ tokens: consuming [ObservationToken]) {
     pendingReleases.append(consume tokens)
     guard !isReleasing else { return }
     isReleasing = true
     while let next = pendingReleases.popLast() {
-      withExtendedLifetime(next) {}
+      for token in next { token.cancel() }
     }
     isReleasing = false
   }
