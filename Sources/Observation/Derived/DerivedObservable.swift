@@ -8,7 +8,8 @@
 /// weakly), so it lives only as long as its users hold it; when it goes, it cancels its tokens,
 /// which ends the upstream registrations.
 final class DerivedObservable<Value>: ReadOnlyObservable<Value> {
-  /// Written only by `init` and `deinit`, when no other reference exists.
+  /// Written only by `init` and `deinit`, when no other reference exists; read by
+  /// ``makeGraph()`` in between.
   private var upstream: Upstream
 
   /// The registrations on the sources, which the derived observable owns. A one-input operator
@@ -86,7 +87,8 @@ final class DerivedObservable<Value>: ReadOnlyObservable<Value> {
   }
 }
 
-// All other state lives in `ReadOnlyObservable`, guarded by its lock; `upstream` is touched only
-// by `init` and `deinit`, when no other reference exists, and `ranking` is a `let` whose
-// tracked rank's state is guarded by `DerivedRank.graphLock`.
+// All other state lives in `ReadOnlyObservable`, guarded by its lock; `upstream` is written only
+// by `init` and `deinit`, when no other reference exists (`makeGraph()` reads it in between,
+// under the observable's lock), and `ranking` is a `let` whose tracked rank's state is guarded
+// by `DerivedRank.graphLock`.
 extension DerivedObservable: @unchecked Sendable where Value: Sendable {}
