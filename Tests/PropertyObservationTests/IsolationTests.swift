@@ -213,4 +213,36 @@ struct IsolationTests {
     #expect(order.events == ["nonisolated 1", "set returned", "main 1"])
     withExtendedLifetime((background, main)) {}
   }
+
+  @Test func aRegistrationThatReplacesItsOwnersEarlierOnesDuringARoundKeepsItsOwnWaitingCalls() {
+    // Made inside a callback, `addObserver` removes the owner's earlier registrations while a
+    // round runs, and so ends their main-actor calls that wait (E's call for 1). It ended the
+    // calls of its own registration too, whose handle it had made a moment before: D's call for
+    // 2, which waits for the (manual) main queue while the propagation goes on, was dropped.
+    let score = Observable(0)
+    let manual = ManualScheduler()
+    let log = RecordingLog<String>()
+    let owner = DocumentationOwner()
+    MainScheduler.withScheduler(.manual(manual)) {
+      score.addObserver(owner) { @MainActor value, _ in log.append("E \(value)") }
+    }
+    let driver = score.observe { value, _ in
+      switch value {
+      case 1:
+        MainScheduler.withScheduler(.manual(manual)) {
+          score.addObserver(owner) { @MainActor value, _ in log.append("D \(value)") }
+        }
+        score.value = 2
+      case 2: score.value = 3
+      // Still inside the propagation that made the removal: the call for 2 runs now.
+      case 3: manual.runAll()
+      default: break
+      }
+    }
+    score.value = 1
+    manual.runAll()
+    #expect(log.events == ["D 2", "D 3"])
+    withExtendedLifetime(driver) {}
+  }
+
 }

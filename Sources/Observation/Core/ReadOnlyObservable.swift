@@ -170,16 +170,16 @@ public class ReadOnlyObservable<Value> {
     _ observer: AnyObject, removeIfExists: Bool, options: ObservableOptions,
     in isolation: CallbackIsolation, closure: @escaping Callback
   ) {
+    var handleSerial: UInt?
+    let callback = isolation.confine(
+      keepingAlive(closure), owner: observer, key: .replaceable(ownedBy: observer), on: self,
+      handleSerial: &handleSerial)
     register(
-      NewEntry(
-        owner: observer,
-        options: options,
-        callback: isolation.confine(
-          keepingAlive(closure), owner: observer, key: .replaceable(ownedBy: observer), on: self)
-      ),
+      NewEntry(owner: observer, options: options, callback: callback),
       replacing: removeIfExists,
       initial: closure,
-      sendsInitial: options.contains(.initial)
+      sendsInitial: options.contains(.initial),
+      endingHandlesBefore: handleSerial
     )
   }
 

@@ -7,6 +7,10 @@ extension ReadOnlyObservable {
   /// registration with neither `.old` nor `.new` is not kept, but still replaces the owner's
   /// earlier registrations.
   ///
+  /// `handleSerial` is the serial of the main-actor handle made for `draft`, if any: with
+  /// `replacing`, the owner's earlier registrations end, and so do their waiting main-actor
+  /// calls, but not this registration's own calls, although its handle was made first.
+  ///
   /// `initial` is a closure and a flag rather than an optional closure: in this unspecialized
   /// code, wrapping a closure in an optional and unwrapping it each allocate a reabstraction
   /// thunk and look up the function type's metadata. The flag has no default: every caller
@@ -19,7 +23,8 @@ extension ReadOnlyObservable {
   // several times what appending costs.
   @inline(__always)
   final func register(
-    _ draft: consuming NewEntry, replacing: Bool, initial: Callback, sendsInitial: Bool
+    _ draft: consuming NewEntry, replacing: Bool, initial: Callback, sendsInitial: Bool,
+    endingHandlesBefore handleSerial: UInt? = nil
   ) {
     if FastPaths.areEnabled && !sendsInitial && !draft.isRemoved {
       lock.lock()
@@ -46,7 +51,9 @@ extension ReadOnlyObservable {
       }
       lock.unlock()
     }
-    registerInGeneral(draft, replacing: replacing, initial: initial, sendsInitial: sendsInitial)
+    registerInGeneral(
+      draft, replacing: replacing, initial: initial, sendsInitial: sendsInitial,
+      endingHandlesBefore: handleSerial)
   }
 
   /// The general path of every registration. A registration with `.initial` is a propagation of
@@ -55,7 +62,8 @@ extension ReadOnlyObservable {
   /// that a change made inside `.initial` reaches it after `.initial`.
   @inline(never)
   private func registerInGeneral(
-    _ draft: NewEntry, replacing: Bool, initial: Callback, sendsInitial wantsInitial: Bool
+    _ draft: NewEntry, replacing: Bool, initial: Callback, sendsInitial wantsInitial: Bool,
+    endingHandlesBefore handleSerial: UInt?
   ) {
     let context = ObservationContext.current
     context.beginPropagation()
@@ -83,7 +91,11 @@ extension ReadOnlyObservable {
         if goesFirst && outcome == .cycle { later = graph.holder }
       }
     }
-    if replacing { removeLocked(.replaceable(draft.identity), released: &released) }
+    if replacing {
+      // Made before this removal, the registration's own main-actor handle must outlive it.
+      removeLocked(
+        .replaceable(draft.identity), endingHandlesBefore: handleSerial, released: &released)
+    }
     guard !draft.isRemoved else {
       // Nothing to keep: `.initial` alone needs no place in the order.
       let value =
@@ -217,9 +229,15 @@ extension ReadOnlyObservable {
   }
 
   /// Removal with the lock held. Closures that may be released now go to `released`.
+  ///
+  /// A removal made while a thread delivers also ends the main-actor calls already waiting for
+  /// the registrations it selects, those whose handle was made before it (see
+  /// `endedDuringDelivery`): before `handleSerial` when given, the serial of the handle that the
+  /// registration making this removal made for itself, a moment before.
   private func removeLocked(
     _ selection: Selection,
     slotHint: Int? = nil,
+    endingHandlesBefore handleSerial: UInt? = nil,
     released: inout [Callback]
   ) {
     if delivery.hasPending { cancelQueuedAdds(selection, released: &released) }
@@ -230,7 +248,8 @@ extension ReadOnlyObservable {
     }
     let action = delivery.state.remove(on: .current)
     if action != .removeNow && delivery.hasMainActorLanes {
-      delivery.endedDuringDelivery.append((selection, before: delivery.nextHandleSerial))
+      delivery.endedDuringDelivery.append(
+        (selection, before: handleSerial ?? delivery.nextHandleSerial))
       delivery.mainActorEnds?.removalRecorded()
     }
     switch action {

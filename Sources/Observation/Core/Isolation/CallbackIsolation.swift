@@ -98,9 +98,26 @@ enum CallbackIsolation {
     key: RegistrationKey,
     on observable: ReadOnlyObservable<Value>
   ) -> (Value, ObservableOptions) -> Void {
+    var handleSerial: UInt?
+    return confine(callback, owner: owner, key: key, on: observable, handleSerial: &handleSerial)
+  }
+
+  /// ``confine(_:owner:key:on:)``, reporting in `handleSerial` the serial of the main-actor
+  /// handle it made, if it made one: a registration that replaces its owner's earlier ones ends
+  /// only the handles made before its own (see ``ReadOnlyObservable/register(_:replacing:initial:sendsInitial:endingHandlesBefore:)``).
+  @inline(__always)
+  func confine<Value>(
+    _ callback: @escaping (Value, ObservableOptions) -> Void,
+    owner: AnyObject?,
+    key: RegistrationKey,
+    on observable: ReadOnlyObservable<Value>,
+    handleSerial: inout UInt?
+  ) -> (Value, ObservableOptions) -> Void {
     switch self {
     case .delivering: callback
-    case .mainActor: Self.confineToMainActor(callback, owner: owner, key: key, on: observable)
+    case .mainActor:
+      Self.confineToMainActor(
+        callback, owner: owner, key: key, on: observable, handleSerial: &handleSerial)
     case .actor(let actor): Self.confine(callback, owner: owner, to: actor, on: observable)
     }
   }
@@ -111,10 +128,12 @@ enum CallbackIsolation {
     _ callback: @escaping (Value, ObservableOptions) -> Void,
     owner: AnyObject?,
     key: RegistrationKey,
-    on observable: ReadOnlyObservable<Value>
+    on observable: ReadOnlyObservable<Value>,
+    handleSerial: inout UInt?
   ) -> (Value, ObservableOptions) -> Void {
-    let handle = RemovableMainActorHandle(
-      callback, owner: owner, key: key, lane: observable.mainActorLane())
+    let lane = observable.mainActorLane()
+    handleSerial = lane.serial
+    let handle = RemovableMainActorHandle(callback, owner: owner, key: key, lane: lane)
     // A closure rather than the method reference: the check of `dispatch` is inlined into it.
     return { value, option in handle.dispatch(value, option) }
   }
