@@ -184,10 +184,9 @@ struct ConsistencyTests {
     withExtendedLifetime(tokens) {}
   }
 
-  // Nonisolated, so that the callbacks run on the setting thread: a main-actor test's callbacks
-  // go through the main queue's one mailbox, which never runs one call inside another, and other
-  // tests' main-actor calls may be waiting there when this one sets (under ThreadSanitizer it
-  // then logged "a 2" after "after").
+  // Nonisolated, so that the callbacks run on the setting thread. A main-actor test's callbacks
+  // go through the main queue's one mailbox, which runs a nested round inside the outer call
+  // only while nothing else waits there; other tests' main-actor calls may be waiting.
   @Test func aSetInsideATransactionInsideACallbackWaitsForTheTransactionsEnd() {
     let trigger = Observable(0)
     let a = Observable(0)

@@ -187,16 +187,16 @@ struct DerivedObservableTests {
     do {
       let source = Observable(1)
       weakSource = source
-      let derived: ReadOnlyObservable<Int> =
+      let (derived, expected): (ReadOnlyObservable<Int>, Int) =
         switch operatorName {
-        case "map": source.map { $0 + 1 }
-        case "removeDuplicates": source.removeDuplicates()
-        case "filter": source.filter(initial: 0) { $0 > 0 }
-        default: source.map { $0 + 1 }.map { $0 * 2 }
+        case "map": (source.map { $0 + 1 }, 3)
+        case "removeDuplicates": (source.removeDuplicates(), 2)
+        case "filter": (source.filter(initial: 0) { $0 > 0 }, 2)
+        default: (source.map { $0 + 1 }.map { $0 * 2 }, 6)
         }
       weakDerived = derived
       source.value = 2
-      #expect(derived.value == (operatorName == "map of map" ? 6 : operatorName == "map" ? 3 : 2))
+      #expect(derived.value == expected)
     }
     #expect(weakDerived == nil)
     #expect(weakSource == nil)

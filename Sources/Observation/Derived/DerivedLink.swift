@@ -68,9 +68,11 @@ class DerivedLink<Value>: ObservationToken {
 
 // A token is `Sendable` (its state is guarded by its lock stripe), and a link inherits that. The
 // link's own state: `graph` is a `let` of a `Sendable` graph; `target` is written once, by the
-// `.initial` call inside the registering call, and read only by the registration's later calls,
-// which the observable's lock orders after it; other threads only cancel the link, which
-// touches the token's state alone.
+// `.initial` call, which the core makes inside the registering call before any later call of the
+// registration, and read only by those later calls, which reach the entry through the source's
+// lock (the entry joins the source's list, or its list of registrations catching up, under that
+// lock); other threads only cancel the link, which touches the token's state alone, under its
+// lock stripe.
 extension DerivedLink: @unchecked Sendable {}
 
 extension ReadOnlyObservable {

@@ -2,12 +2,12 @@
 /// level's step captures only the link and needs no closure context of its own (one heap
 /// object fewer per level of a chain).
 final class MappingLink<Source, Value>: DerivedLink<Value> {
-  private let transform: (Source) -> Value
+  private let transform: @Sendable (Source) -> Value
 
   /// - Parameters:
   ///   - source: The observable the link's registration is made on.
   ///   - transform: The level's transform, called once per value the source delivers.
-  init(source: ReadOnlyObservable<Source>, transform: @escaping (Source) -> Value) {
+  init(source: ReadOnlyObservable<Source>, transform: @escaping @Sendable (Source) -> Value) {
     self.transform = transform
     super.init(source: source)
   }
@@ -19,6 +19,7 @@ final class MappingLink<Source, Value>: DerivedLink<Value> {
   }
 }
 
-// `transform` is a `let`, called only by the registration's calls, one at a time (see
-// `DerivedLink`); the public operator takes it `@Sendable`.
+// Restated because Swift requires it of a subclass of an `@unchecked Sendable` class: the link's
+// own state is a `let` of a `@Sendable` transform, which needs no lock; what it inherits is
+// `DerivedLink`'s.
 extension MappingLink: @unchecked Sendable {}

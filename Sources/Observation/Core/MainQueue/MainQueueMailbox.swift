@@ -295,8 +295,6 @@ final class MainQueueMailbox: @unchecked Sendable {
     }
   }
 
-  /// Ends a turn out of frame budget, the lock held: the last `rest` items of `segment` go
-  /// first in the next turn, which is scheduled. Returns with the lock released.
   /// Delivers `segment`'s items, entered and left with the lock held (the items go without
   /// it). Returns what is left of the segment for a later turn, or `nil`, having released the
   /// segment before taking the lock again: once the lane's observable is gone, the segment may
@@ -312,6 +310,8 @@ final class MainQueueMailbox: @unchecked Sendable {
     return nil
   }
 
+  /// Ends a turn out of frame budget, the lock held: the last `rest` items of `segment` go
+  /// first in the next turn, which is scheduled. Returns with the lock released.
   private func endTurnEarly(leaving segment: Segment, rest: Int) {
     leftover = Segment(lane: segment.lane, count: rest)
     waitingCount += rest
